@@ -1,0 +1,307 @@
+// The schema of `hangar.yaml`, parsed once at start-up and passed down. Every object is strict: an
+// unknown key is an error that names the file, the line and the key path (a typo must never be ignored).
+// This module only parses text; reading the file is the caller's job (core does no I/O).
+
+import { isMap, LineCounter, parseDocument } from 'yaml'
+import { z } from 'zod'
+import { ADAPTER_IDS, isAdapterId } from './adapter-ids.js'
+import { AppError } from './errors.js'
+import { WRITE_CLASSIFICATIONS } from './events.js'
+
+const name = z
+  .string()
+  .regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]*$/, 'expected a name of letters, digits, ".", "_" or "-"')
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name')
+const httpUrl = z
+  .string()
+  .refine((value) => /^https?:\/\/[^\s/]+/.test(value) && URL.canParse(value), 'expected an http(s) URL')
+
+const serviceSchema = z.strictObject({
+  url: httpUrl,
+  auth: z.strictObject({ bearerEnv: envName }).optional(),
+})
+
+const providerSchema = z.strictObject({
+  baseUrl: httpUrl.optional(),
+  apiKeyEnv: envName.optional(),
+  model: z.string().min(1).optional(),
+})
+
+const targetSchema = z.strictObject({
+  ssh: z.string().regex(/^([^@\s]+@)?[^@\s:]+$/, 'expected "user@host" or "host"'),
+  dir: z.string().min(1),
+  port: z.int().min(1).max(65535).optional(),
+  identityFile: z.string().min(1).optional(),
+})
+
+const feedSchema = z.strictObject({
+  name: name.optional(),
+  source: name,
+  path: z.string().startsWith('/', 'expected a path starting with "/"'),
+  ttl: z.number().positive('expected a number of seconds greater than 0'),
+})
+
+const budgetSchema = z.strictObject({
+  usd: z.number().positive(),
+  window: z.string().regex(/^\d+[hdw]$/, 'expected a window such as "12h", "1d" or "1w"'),
+})
+
+const profileSchema = z.strictObject({
+  adapter: z.enum(ADAPTER_IDS),
+  model: z.string().min(1).optional(),
+  provider: name.optional(),
+  skills: z.array(z.string().min(1)).optional(),
+  feeds: z.array(feedSchema).optional(),
+  target: name.optional(),
+  concurrency: z.int().min(1).default(1),
+  autoApprove: z.array(z.enum(WRITE_CLASSIFICATIONS)).default([]),
+  proxy: z.boolean().default(true),
+  isolateHome: z.boolean().default(false),
+  budget: budgetSchema.optional(),
+  cliArgs: z.array(z.string()).default([]),
+})
+
+const proxySchema = z.strictObject({
+  feedTimeoutMs: z.int().positive().default(3000),
+  feedMaxBytes: z
+    .int()
+    .positive()
+    .default(32 * 1024),
+  feedTotalMaxBytes: z
+    .int()
+    .positive()
+    .default(64 * 1024),
+  openaiPlacement: z.enum(['system', 'user']).default('system'),
+  bodyLimitMb: z.number().positive().default(32),
+})
+
+const serverSchema = z.strictObject({
+  maxConcurrentRuns: z.int().min(1).default(4),
+  allowLocalProviders: z.boolean().default(true),
+})
+
+export const ConfigSchema = z.strictObject({
+  defaultAgent: name.optional(),
+  services: z.record(name, serviceSchema).default({}),
+  providers: z.record(name, providerSchema).default({}),
+  targets: z.record(name, targetSchema).default({}),
+  agents: z.record(name, profileSchema).default({}),
+  proxy: proxySchema.default(() => proxySchema.parse({})),
+  server: serverSchema.default(() => serverSchema.parse({})),
+})
+
+export type HangarConfig = z.output<typeof ConfigSchema>
+export type ProfileConfig = HangarConfig['agents'][string]
+export type FeedConfig = NonNullable<ProfileConfig['feeds']>[number]
+export type TargetConfig = HangarConfig['targets'][string]
+export type ServiceConfig = HangarConfig['services'][string]
+export type ProviderConfig = HangarConfig['providers'][string]
+
+/** Providers that need no `baseUrl` in hangar.yaml: their public endpoint is known. */
+export const KNOWN_PROVIDERS = ['anthropic', 'openai', 'gemini', 'openrouter', 'ollama'] as const
+
+export function defaultConfig(): HangarConfig {
+  return ConfigSchema.parse({})
+}
+
+export interface ConfigIssue {
+  file: string
+  line?: number
+  column?: number
+  /** Dotted key path, e.g. `agents.reviewer.adapter`. */
+  path: string
+  message: string
+}
+
+type PathSegment = string | number
+
+function dotted(path: readonly PathSegment[]): string {
+  return path.reduce<string>(
+    (out, segment) =>
+      typeof segment === 'number' ? `${out}[${segment}]` : out ? `${out}.${segment}` : segment,
+    '',
+  )
+}
+
+/** Cross-references zod cannot see: names that must exist elsewhere in the file. */
+function crossReferenceIssues(config: HangarConfig): { path: PathSegment[]; message: string }[] {
+  const issues: { path: PathSegment[]; message: string }[] = []
+  const providerNames = new Set<string>([...KNOWN_PROVIDERS, ...Object.keys(config.providers)])
+  for (const [providerName, provider] of Object.entries(config.providers)) {
+    if (!(KNOWN_PROVIDERS as readonly string[]).includes(providerName) && !provider.baseUrl) {
+      issues.push({
+        path: ['providers', providerName],
+        message: `provider "${providerName}" is not one Hangar knows (${KNOWN_PROVIDERS.join(', ')}): give it a baseUrl`,
+      })
+    }
+  }
+  for (const [profileName, profile] of Object.entries(config.agents)) {
+    if (isAdapterId(profileName)) {
+      issues.push({
+        path: ['agents', profileName],
+        message: `a profile may not be named like an adapter ("${profileName}"): pick another name`,
+      })
+    }
+    if (profile.provider !== undefined) {
+      if (profile.adapter !== 'builtin') {
+        issues.push({
+          path: ['agents', profileName, 'provider'],
+          message: `"provider" applies only to the builtin adapter; ${profile.adapter} uses its own configuration`,
+        })
+      } else if (!providerNames.has(profile.provider)) {
+        issues.push({
+          path: ['agents', profileName, 'provider'],
+          message: `unknown provider "${profile.provider}": expected one of ${[...providerNames].join(', ')}`,
+        })
+      }
+    }
+    if (profile.target !== undefined && profile.target !== 'local' && !(profile.target in config.targets)) {
+      const known = Object.keys(config.targets)
+      issues.push({
+        path: ['agents', profileName, 'target'],
+        message: `unknown target "${profile.target}": expected "local"${known.length ? ` or one of ${known.join(', ')}` : ' or a name under targets:'}`,
+      })
+    }
+    profile.feeds?.forEach((feed, index) => {
+      if (!(feed.source in config.services)) {
+        issues.push({
+          path: ['agents', profileName, 'feeds', index, 'source'],
+          message: `feed ${feed.name ?? index + 1} of agent "${profileName}": unknown source "${feed.source}": declare it under services:`,
+        })
+      }
+    })
+  }
+  if (config.defaultAgent && !(config.defaultAgent in config.agents) && !isAdapterId(config.defaultAgent)) {
+    issues.push({
+      path: ['defaultAgent'],
+      message: `unknown agent "${config.defaultAgent}": expected a profile under agents: or an adapter id`,
+    })
+  }
+  return issues
+}
+
+/** The allowed keys at a path of the schema, for "unknown key" hints. */
+function allowedKeysAt(path: readonly PathSegment[]): string[] {
+  let schema: z.core.$ZodType = ConfigSchema
+  for (const segment of path) {
+    schema = unwrap(schema)
+    const def = schema._zod.def as { type: string; shape?: Record<string, z.core.$ZodType> }
+    if (def.type === 'object' && def.shape && typeof segment === 'string' && def.shape[segment]) {
+      schema = def.shape[segment]
+    } else if (def.type === 'record') {
+      schema = (schema._zod.def as unknown as { valueType: z.core.$ZodType }).valueType
+    } else if (def.type === 'array') {
+      schema = (schema._zod.def as unknown as { element: z.core.$ZodType }).element
+    } else return []
+  }
+  const def = unwrap(schema)._zod.def as { type: string; shape?: Record<string, unknown> }
+  return def.type === 'object' && def.shape ? Object.keys(def.shape) : []
+}
+
+function unwrap(schema: z.core.$ZodType): z.core.$ZodType {
+  let current = schema
+  for (;;) {
+    const def = current._zod.def as { type: string; innerType?: z.core.$ZodType }
+    if ((def.type === 'optional' || def.type === 'default' || def.type === 'nullable') && def.innerType) {
+      current = def.innerType
+    } else return current
+  }
+}
+
+/**
+ * Parse the text of a hangar.yaml. Throws AppError `config_invalid` listing every problem; the first is
+ * in the message as `file:line:column: key.path: what is expected`.
+ */
+export function parseConfig(text: string, file = 'hangar.yaml'): HangarConfig {
+  const lineCounter = new LineCounter()
+  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true })
+  const issues: ConfigIssue[] = []
+
+  const locate = (offset: number | undefined) => {
+    if (offset === undefined) return {}
+    const { line, col } = lineCounter.linePos(offset)
+    return { line, column: col }
+  }
+
+  for (const error of document.errors) {
+    issues.push({
+      file,
+      ...locate(error.pos[0]),
+      path: '',
+      message: `YAML syntax: ${error.message.split('\n')[0]}`,
+    })
+  }
+  if (issues.length === 0) {
+    const value: unknown = document.toJS() ?? {}
+    if (typeof value !== 'object' || Array.isArray(value)) {
+      issues.push({
+        file,
+        line: 1,
+        column: 1,
+        path: '',
+        message: 'expected a mapping of keys at the top level',
+      })
+    } else {
+      const nodeOffset = (path: readonly PathSegment[], key?: string): number | undefined => {
+        if (key !== undefined) {
+          const parent = path.length ? document.getIn(path, true) : document.contents
+          if (isMap(parent)) {
+            const pair = parent.items.find((item) => (item.key as { value?: unknown })?.value === key)
+            const range = (pair?.key as { range?: [number, number] } | undefined)?.range
+            if (range) return range[0]
+          }
+        }
+        for (let length = path.length; length > 0; length--) {
+          const node = document.getIn(path.slice(0, length), true) as { range?: [number, number] } | undefined
+          if (node?.range) return node.range[0]
+        }
+        return undefined
+      }
+      const parsed = ConfigSchema.safeParse(value)
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues) {
+          const path = issue.path.filter((segment): segment is PathSegment => typeof segment !== 'symbol')
+          if (issue.code === 'unrecognized_keys') {
+            const allowed = allowedKeysAt(path)
+            for (const key of issue.keys) {
+              issues.push({
+                file,
+                ...locate(nodeOffset(path, key)),
+                path: dotted([...path, key]),
+                message: `unknown key "${key}"${allowed.length ? `; expected one of: ${allowed.join(', ')}` : ''}`,
+              })
+            }
+          } else {
+            issues.push({ file, ...locate(nodeOffset(path)), path: dotted(path), message: issue.message })
+          }
+        }
+      } else {
+        for (const issue of crossReferenceIssues(parsed.data)) {
+          issues.push({
+            file,
+            ...locate(nodeOffset(issue.path)),
+            path: dotted(issue.path),
+            message: issue.message,
+          })
+        }
+        if (issues.length === 0) return parsed.data
+      }
+    }
+  }
+  throw configError(issues)
+}
+
+export function formatConfigIssue(issue: ConfigIssue): string {
+  const where = issue.line ? `${issue.file}:${issue.line}:${issue.column ?? 1}` : issue.file
+  return issue.path ? `${where}: ${issue.path}: ${issue.message}` : `${where}: ${issue.message}`
+}
+
+function configError(issues: ConfigIssue[]): AppError {
+  const first = issues[0]!
+  const more =
+    issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : ''
+  return new AppError('config_invalid', `${formatConfigIssue(first)}${more}`, {
+    hint: `fix ${first.file} and try again`,
+    details: { issues },
+  })
+}

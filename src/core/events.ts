@@ -1,0 +1,153 @@
+// The versioned event protocol every adapter, the built-in agent and the proxy speak. Events are stored
+// in run_events, sent over SSE as `data:` and printed by `hangar run --json`, always in the envelope form.
+
+export const PROTOCOL_VERSION = 1 as const
+
+export const RUN_STATUSES = [
+  'queued',
+  'preparing',
+  'running',
+  'finalizing',
+  'awaiting_confirmation',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'interrupted',
+] as const
+export type RunStatus = (typeof RUN_STATUSES)[number]
+
+/** The five statuses that end a run and emit `run-end`. */
+export const TERMINAL_RUN_STATUSES = [
+  'succeeded',
+  'failed',
+  'cancelled',
+  'interrupted',
+  'awaiting_confirmation',
+] as const satisfies readonly RunStatus[]
+export type TerminalRunStatus = (typeof TERMINAL_RUN_STATUSES)[number]
+
+export function isTerminalRunStatus(status: string): status is TerminalRunStatus {
+  return (TERMINAL_RUN_STATUSES as readonly string[]).includes(status)
+}
+
+export const WRITE_CLASSIFICATIONS = [
+  'safe_create',
+  'safe_update',
+  'destructive_update',
+  'destructive_delete',
+] as const
+export type WriteClassification = (typeof WRITE_CLASSIFICATIONS)[number]
+
+export interface UsageTotals {
+  inputTokens: number
+  outputTokens: number
+  cacheReadTokens: number
+  cacheWriteTokens: number
+  costUsd?: number
+}
+
+export interface RunStartEvent {
+  type: 'run-start'
+  agent: string
+  adapter: string
+  model?: string
+  cwd: string
+  proxied: boolean
+}
+export interface TextDeltaEvent {
+  type: 'text-delta'
+  text: string
+}
+export interface ReasoningDeltaEvent {
+  type: 'reasoning-delta'
+  text: string
+}
+export interface ToolCallEvent {
+  type: 'tool-call'
+  toolCallId: string
+  name: string
+  input: unknown
+}
+export interface ToolResultEvent {
+  type: 'tool-result'
+  toolCallId: string
+  output: unknown
+  isError: boolean
+}
+export interface FileChangeEvent {
+  type: 'file-change'
+  /** Relative to the workspace root. */
+  path: string
+  kind: 'create' | 'modify' | 'delete'
+  diff?: string
+}
+export interface ApprovalRequiredEvent {
+  type: 'approval-required'
+  actionId: string
+  tool: string
+  summary: string
+  classification: WriteClassification
+  diff?: string
+  expiresAt: string
+}
+export interface UsageEvent extends UsageTotals {
+  type: 'usage'
+  source: 'proxy' | 'agent'
+  model?: string
+}
+export interface ErrorEvent {
+  type: 'error'
+  code: string
+  message: string
+  retryable: boolean
+}
+export interface RawEvent {
+  type: 'raw'
+  stream: 'stdout' | 'stderr'
+  /** An upstream line we did not understand; never dropped silently. */
+  value: string
+}
+export interface RunEndEvent {
+  type: 'run-end'
+  status: TerminalRunStatus
+  reason?: string
+  sessionId?: string
+  usage?: UsageTotals
+}
+
+export type AgentEvent =
+  | RunStartEvent
+  | TextDeltaEvent
+  | ReasoningDeltaEvent
+  | ToolCallEvent
+  | ToolResultEvent
+  | FileChangeEvent
+  | ApprovalRequiredEvent
+  | UsageEvent
+  | ErrorEvent
+  | RawEvent
+  | RunEndEvent
+
+export type AgentEventType = AgentEvent['type']
+
+export const AGENT_EVENT_TYPES = [
+  'run-start',
+  'text-delta',
+  'reasoning-delta',
+  'tool-call',
+  'tool-result',
+  'file-change',
+  'approval-required',
+  'usage',
+  'error',
+  'raw',
+  'run-end',
+] as const satisfies readonly AgentEventType[]
+
+/** An event as stored and delivered: `seq` is dense per run, `ts` is ISO-8601 UTC. */
+export type EventEnvelope<E extends AgentEvent = AgentEvent> = E & {
+  v: typeof PROTOCOL_VERSION
+  runId: string
+  seq: number
+  ts: string
+}

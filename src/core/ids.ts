@@ -1,0 +1,73 @@
+// Ids are minted in the app (not by the database) so both engines behave alike. They are ULIDs with a
+// short type prefix (`run_01JD…`): sortable by creation time, readable in logs, safe in URLs.
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
+
+export type IdPrefix =
+  | 'usr'
+  | 'pat'
+  | 'cred'
+  | 'prof'
+  | 'conv'
+  | 'msg'
+  | 'run'
+  | 'act'
+  | 'aud'
+  | 'ws'
+  | 'ses'
+  | 'lnk'
+
+let lastTime = 0
+let lastRandom: Uint8Array = new Uint8Array(10)
+
+function encodeTime(time: number): string {
+  let out = ''
+  let value = time
+  for (let i = 0; i < 10; i++) {
+    out = CROCKFORD[value % 32] + out
+    value = Math.floor(value / 32)
+  }
+  return out
+}
+
+function encodeRandom(bytes: Uint8Array): string {
+  // 80 bits → 16 base32 characters.
+  let bits = 0n
+  for (const byte of bytes) bits = (bits << 8n) | BigInt(byte)
+  let out = ''
+  for (let i = 0; i < 16; i++) {
+    out = CROCKFORD[Number(bits & 31n)] + out
+    bits >>= 5n
+  }
+  return out
+}
+
+function incremented(bytes: Uint8Array): Uint8Array {
+  const next = new Uint8Array(bytes)
+  for (let i = next.length - 1; i >= 0; i--) {
+    if (next[i] === 255) next[i] = 0
+    else {
+      next[i] = (next[i] ?? 0) + 1
+      break
+    }
+  }
+  return next
+}
+
+/** A ULID; monotonic within one process (ids minted in the same millisecond still sort in order). */
+export function ulid(now: number = Date.now()): string {
+  if (now <= lastTime) {
+    lastRandom = incremented(lastRandom)
+    return encodeTime(lastTime) + encodeRandom(lastRandom)
+  }
+  lastTime = now
+  lastRandom = crypto.getRandomValues(new Uint8Array(10))
+  return encodeTime(now) + encodeRandom(lastRandom)
+}
+
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${ulid()}`
+}
+
+export type Clock = () => Date
+export const systemClock: Clock = () => new Date()

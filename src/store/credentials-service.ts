@@ -1,0 +1,143 @@
+// Provider keys per user, write-only: stored as vault envelopes, shown as "configured ••••1234". When
+// the instance has no key (PostgreSQL without HANGAR_SECRET_KEYS) only key operations fail — with
+// `vault_unavailable` — and keyless providers keep working.
+import { AppError } from '../core/errors.js'
+import { actorOf, type Principal } from './auth-service.js'
+import type { ProviderCredential } from './repositories/credentials-repository.js'
+import type { Store } from './store.js'
+import type { Vault } from './vault.js'
+
+export const PROVIDER_KEY_PURPOSE = 'provider-key'
+
+/** What an API may show of a credential: never the key or its envelope. */
+export interface ProviderCredentialView {
+  provider: string
+  keyConfigured: boolean
+  keyLast4: string | null
+  model: string | null
+  baseUrl: string | null
+  updatedAt: string
+}
+
+export function toCredentialView(credential: ProviderCredential): ProviderCredentialView {
+  return {
+    provider: credential.provider,
+    keyConfigured: credential.keyEnvelope !== null,
+    keyLast4: credential.keyLast4,
+    model: credential.model,
+    baseUrl: credential.baseUrl,
+    updatedAt: credential.updatedAt,
+  }
+}
+
+export type VaultState = { vault: Vault } | { vault: null; reason: string }
+
+export function createCredentialsService(options: { store: Store; vaultState: VaultState }) {
+  const { store, vaultState } = options
+
+  function requireVault(): Vault {
+    if (vaultState.vault) return vaultState.vault
+    throw new AppError('vault_unavailable', `provider keys cannot be stored or read: ${vaultState.reason}`, {
+      hint: 'set HANGAR_SECRET_KEYS=kid:base64key (generate a key with: openssl rand -base64 32) and restart',
+    })
+  }
+
+  return {
+    vaultAvailable: vaultState.vault !== null,
+
+    async list(userId: string): Promise<ProviderCredentialView[]> {
+      return (await store.forUser(userId).credentials.list()).map(toCredentialView)
+    },
+
+    async get(userId: string, provider: string): Promise<ProviderCredentialView | undefined> {
+      const credential = await store.forUser(userId).credentials.get(provider)
+      return credential && toCredentialView(credential)
+    },
+
+    async put(
+      principal: Principal | 'system',
+      userId: string,
+      provider: string,
+      input: { apiKey?: string | null; model?: string | null; baseUrl?: string | null },
+    ): Promise<ProviderCredentialView> {
+      const keyChange =
+        input.apiKey === undefined
+          ? {}
+          : input.apiKey === null || input.apiKey === ''
+            ? { keyEnvelope: null, keyLast4: null }
+            : {
+                keyEnvelope: requireVault().encrypt(input.apiKey, { purpose: PROVIDER_KEY_PURPOSE, userId }),
+                keyLast4: input.apiKey.length >= 12 ? input.apiKey.slice(-4) : null,
+              }
+      return store.transaction(async (repositories) => {
+        const saved = await repositories.forUser(userId).credentials.upsert(provider, {
+          ...keyChange,
+          ...(input.model !== undefined && { model: input.model }),
+          ...(input.baseUrl !== undefined && { baseUrl: input.baseUrl }),
+        })
+        await repositories.forUser(userId).audit.append({
+          actor: actorOf(principal),
+          action: 'credential.update',
+          targetType: 'provider',
+          targetId: provider,
+          details: {
+            keyChanged: input.apiKey !== undefined,
+            ...(input.model !== undefined && { model: input.model }),
+            ...(input.baseUrl !== undefined && { baseUrl: input.baseUrl }),
+          },
+        })
+        return toCredentialView(saved)
+      })
+    },
+
+    async remove(principal: Principal | 'system', userId: string, provider: string): Promise<boolean> {
+      return store.transaction(async (repositories) => {
+        const removed = await repositories.forUser(userId).credentials.delete(provider)
+        if (removed) {
+          await repositories.forUser(userId).audit.append({
+            actor: actorOf(principal),
+            action: 'credential.delete',
+            targetType: 'provider',
+            targetId: provider,
+          })
+        }
+        return removed
+      })
+    },
+
+    /** The plaintext key, for the proxy and the built-in agent only. Never returned by an API. */
+    async revealKey(userId: string, provider: string): Promise<string | null> {
+      const credential = await store.forUser(userId).credentials.get(provider)
+      if (!credential?.keyEnvelope) return null
+      return requireVault().decrypt(credential.keyEnvelope, { purpose: PROVIDER_KEY_PURPOSE, userId })
+    },
+
+    /** Re-encrypts every envelope that is not under the active key. */
+    async rewrapAll(): Promise<{
+      rewrapped: number
+      current: number
+      failed: { id: string; reason: string }[]
+    }> {
+      const vault = requireVault()
+      const summary = { rewrapped: 0, current: 0, failed: [] as { id: string; reason: string }[] }
+      for (const row of await store.credentialEnvelopes.list()) {
+        if (!vault.needsRewrap(row.keyEnvelope)) {
+          summary.current++
+          continue
+        }
+        try {
+          const next = vault.rewrap(row.keyEnvelope, { purpose: PROVIDER_KEY_PURPOSE, userId: row.userId })
+          if (await store.credentialEnvelopes.replace(row.id, row.keyEnvelope, next)) summary.rewrapped++
+        } catch (error) {
+          summary.failed.push({
+            id: row.id,
+            reason: error instanceof AppError ? error.message : 'unknown error',
+          })
+        }
+      }
+      return summary
+    },
+  }
+}
+
+export type CredentialsService = ReturnType<typeof createCredentialsService>

@@ -1,0 +1,43 @@
+// The one migration set, applied on open by every process (daemon or CLI). Kysely's migrator takes a
+// lock (an advisory lock on PostgreSQL), so several daemons starting together migrate once.
+import { type Kysely, type Migration, Migrator, sql } from 'kysely'
+import { AppError } from '../core/errors.js'
+import * as initial from './migrations/0001-initial.js'
+import type { Database } from './schema.js'
+
+export const MIGRATIONS: Record<string, Migration> = {
+  '0001-initial': initial,
+}
+
+export async function migrateToLatest(db: Kysely<Database>, engine: 'sqlite' | 'postgres'): Promise<void> {
+  // Kysely looks for its bookkeeping tables in any schema unless told which one; name ours so two
+  // Hangar stores in one PostgreSQL database (different search_path) never see each other's tables.
+  const schema =
+    engine === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
+      : undefined
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => MIGRATIONS },
+    migrationTableName: 'hangar_migrations',
+    migrationLockTableName: 'hangar_migrations_lock',
+    ...(schema && { migrationTableSchema: schema }),
+  })
+  const { error, results } = await migrator.migrateToLatest()
+  if (error) {
+    const failed = results?.find((result) => result.status === 'Error')?.migrationName
+    throw new AppError(
+      'database_unavailable',
+      `database migration ${failed ?? ''} failed: ${messageOf(error)}`,
+      {
+        retryable: false,
+        hint: 'the store was left as it was; check the database log',
+        cause: error,
+      },
+    )
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

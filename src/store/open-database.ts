@@ -1,0 +1,148 @@
+// Opens the store on one of its two engines: embedded SQLite (default, `<data-dir>/hangar.db`, WAL) or
+// PostgreSQL (`postgres://…`). Failures are AppErrors that say what, where and how to fix — and never
+// echo a password from the URL.
+
+import { constants as fsConstants } from 'node:fs'
+import { access, mkdir } from 'node:fs/promises'
+import path from 'node:path'
+import SqliteDatabase from 'better-sqlite3'
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import pg from 'pg'
+import { AppError } from '../core/errors.js'
+import type { Database } from './schema.js'
+
+export type Engine = 'sqlite' | 'postgres'
+
+export interface DatabaseHandle {
+  db: Kysely<Database>
+  engine: Engine
+  /** Where the store is, safe to print: a file path, or the URL without its password. */
+  location: string
+  close(): Promise<void>
+}
+
+export interface OpenDatabaseOptions {
+  /** `postgres://…`, `postgresql://…`, `sqlite:<path>`; absent = SQLite in the data dir. */
+  url?: string | undefined
+  dataDir: string
+  /** PostgreSQL pool size; several daemons may share one server. */
+  poolSize?: number
+  connectTimeoutMs?: number
+}
+
+export function redactDatabaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password) parsed.password = '***'
+    return parsed.toString()
+  } catch {
+    return '<unparseable database URL>'
+  }
+}
+
+export async function ensureDataDir(dataDir: string): Promise<void> {
+  try {
+    await mkdir(dataDir, { recursive: true, mode: 0o700 })
+    await access(dataDir, fsConstants.W_OK | fsConstants.X_OK)
+  } catch (error) {
+    throw new AppError(
+      'data_dir_unwritable',
+      `data dir ${dataDir} is not writable (${describeFsError(error)})`,
+      {
+        hint: 'choose another with --data-dir or HANGAR_DATA_DIR, or fix its permissions',
+        cause: error,
+      },
+    )
+  }
+}
+
+function describeFsError(error: unknown): string {
+  const code = (error as { code?: string }).code
+  return code ?? 'unknown error'
+}
+
+export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  const url = options.url?.trim()
+  if (!url) return openSqlite(path.join(options.dataDir, 'hangar.db'), options.dataDir)
+  if (url.startsWith('sqlite:')) {
+    const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
+    if (!file) throw invalidUrl(url, 'sqlite: needs a file path, e.g. sqlite:/var/lib/hangar/hangar.db')
+    return openSqlite(path.resolve(file), path.dirname(path.resolve(file)))
+  }
+  if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url, options)
+  throw invalidUrl(url, 'expected postgres://user@host:5432/dbname or sqlite:<path>')
+}
+
+function invalidUrl(url: string, expected: string): AppError {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]
+  return new AppError(
+    'database_url_invalid',
+    `database URL ${scheme ? `with scheme "${scheme}:"` : `"${url.includes('@') ? redactDatabaseUrl(url) : url}"`} is not supported`,
+    { hint: `${expected} (--database or HANGAR_DATABASE_URL)` },
+  )
+}
+
+async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle> {
+  await ensureDataDir(dataDir)
+  let sqlite: SqliteDatabase.Database
+  try {
+    sqlite = new SqliteDatabase(file)
+    // WAL lets the CLI read while a daemon writes; NORMAL sync is durable across a process crash
+    // (SIGKILL) — only an OS crash can lose the last commits, never corrupt the file.
+    sqlite.pragma('journal_mode = WAL')
+    sqlite.pragma('synchronous = NORMAL')
+    sqlite.pragma('foreign_keys = ON')
+    sqlite.pragma('busy_timeout = 5000')
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? 'unknown error'
+    throw new AppError('database_unavailable', `cannot open the SQLite store ${file} (${code})`, {
+      retryable: code === 'SQLITE_BUSY',
+      hint:
+        code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT'
+          ? 'the file is not a Hangar database: move it away or pick another --data-dir'
+          : 'check the file and its directory permissions',
+      cause: error,
+    })
+  }
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  return {
+    db,
+    engine: 'sqlite',
+    location: file,
+    close: async () => {
+      await db.destroy()
+    },
+  }
+}
+
+async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<DatabaseHandle> {
+  if (!URL.canParse(url)) throw invalidUrl(url, 'expected postgres://user:password@host:5432/dbname')
+  const location = redactDatabaseUrl(url)
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+  })
+  // A broken idle connection must not crash the daemon: the pool drops it and opens another.
+  pool.on('error', () => {})
+  try {
+    const client = await pool.connect()
+    client.release()
+  } catch (error) {
+    await pool.end().catch(() => {})
+    const reason = (error as { code?: string; message?: string }).code ?? 'connection failed'
+    throw new AppError('database_unavailable', `cannot reach PostgreSQL at ${location} (${reason})`, {
+      hint: 'check that the server is running and the URL, user and database are right',
+      cause: error,
+    })
+  }
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  return {
+    db,
+    engine: 'postgres',
+    location,
+    close: async () => {
+      await db.destroy()
+    },
+  }
+}

@@ -1,0 +1,26 @@
+import type { Kysely, Transaction } from 'kysely'
+import type { Clock } from '../../core/ids.js'
+import type { Database } from '../schema.js'
+
+/** What every repository gets: a connection (or the current transaction) and the clock. */
+export interface RepositoryContext {
+  db: Kysely<Database> | Transaction<Database>
+  clock: Clock
+}
+
+export function nowIso(context: RepositoryContext): string {
+  return context.clock().toISOString()
+}
+
+export function toJson(value: unknown): string {
+  return JSON.stringify(value ?? null)
+}
+
+export function fromJson<T>(text: string | null): T | null {
+  return text === null ? null : (JSON.parse(text) as T)
+}
+
+/** PostgreSQL returns count(*) as a string (bigint); SQLite as a number. */
+export function toCount(value: string | number | bigint | null | undefined): number {
+  return value === null || value === undefined ? 0 : Number(value)
+}

@@ -1,0 +1,153 @@
+// Conversations and their normalized messages. Message `seq` is dense per conversation; the unique
+// (conversation_id, seq) constraint turns a racing second writer into an error instead of a fork.
+import { sql } from 'kysely'
+import { newId } from '../../core/ids.js'
+import type { Message } from '../../core/messages.js'
+import type { ConversationsTable, MessagesTable } from '../schema.js'
+import { nowIso, type RepositoryContext } from './context.js'
+
+export interface Conversation {
+  id: string
+  title: string
+  profile: string
+  project: string
+  workspaceId: string | null
+  status: ConversationsTable['status']
+  createdAt: string
+  updatedAt: string
+}
+
+export interface StoredMessage {
+  id: string
+  conversationId: string
+  seq: number
+  runId: string | null
+  createdAt: string
+  message: Message
+}
+
+function toConversation(row: ConversationsTable): Conversation {
+  return {
+    id: row.id,
+    title: row.title,
+    profile: row.profile,
+    project: row.project,
+    workspaceId: row.workspace_id,
+    status: row.status,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}
+
+function toStoredMessage(row: MessagesTable): StoredMessage {
+  return {
+    id: row.id,
+    conversationId: row.conversation_id,
+    seq: row.seq,
+    runId: row.run_id,
+    createdAt: row.created_at,
+    message: JSON.parse(row.content) as Message,
+  }
+}
+
+export function createConversationsRepository(context: RepositoryContext, userId: string) {
+  const { db } = context
+  return {
+    async create(input: { title: string; profile: string; project: string }): Promise<Conversation> {
+      const now = nowIso(context)
+      const row: ConversationsTable = {
+        id: newId('conv'),
+        user_id: userId,
+        title: input.title,
+        profile: input.profile,
+        project: input.project,
+        workspace_id: null,
+        status: 'idle',
+        created_at: now,
+        updated_at: now,
+      }
+      await db.insertInto('conversations').values(row).execute()
+      return toConversation(row)
+    },
+    async get(id: string): Promise<Conversation | undefined> {
+      const row = await db
+        .selectFrom('conversations')
+        .selectAll()
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .executeTakeFirst()
+      return row && toConversation(row)
+    },
+    async list(options: { search?: string; limit?: number } = {}): Promise<Conversation[]> {
+      let query = db.selectFrom('conversations').selectAll().where('user_id', '=', userId)
+      if (options.search)
+        query = query.where(sql<boolean>`lower(title) like ${`%${options.search.toLowerCase()}%`}`)
+      const rows = await query
+        .orderBy('updated_at', 'desc')
+        .limit(options.limit ?? 100)
+        .execute()
+      return rows.map(toConversation)
+    },
+    async update(
+      id: string,
+      changes: Partial<Pick<Conversation, 'title' | 'profile' | 'status' | 'workspaceId'>>,
+    ): Promise<Conversation | undefined> {
+      await db
+        .updateTable('conversations')
+        .set({
+          ...(changes.title !== undefined && { title: changes.title }),
+          ...(changes.profile !== undefined && { profile: changes.profile }),
+          ...(changes.status !== undefined && { status: changes.status }),
+          ...(changes.workspaceId !== undefined && { workspace_id: changes.workspaceId }),
+          updated_at: nowIso(context),
+        })
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .execute()
+      return this.get(id)
+    },
+    async delete(id: string): Promise<boolean> {
+      const result = await db
+        .deleteFrom('conversations')
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .executeTakeFirst()
+      return Number(result.numDeletedRows) > 0
+    },
+    /** Appends at the next seq. The conversation must be this user's. */
+    async appendMessage(conversationId: string, message: Message, runId?: string): Promise<StoredMessage> {
+      const owned = await this.get(conversationId)
+      if (!owned) throw new Error(`conversation ${conversationId} is not this user's`)
+      const last = await db
+        .selectFrom('messages')
+        .select((eb) => eb.fn.max('seq').as('seq'))
+        .where('conversation_id', '=', conversationId)
+        .executeTakeFirst()
+      const row: MessagesTable = {
+        id: newId('msg'),
+        conversation_id: conversationId,
+        user_id: userId,
+        seq: Number(last?.seq ?? 0) + 1,
+        role: message.role,
+        content: JSON.stringify(message),
+        tool_call_id: message.role === 'tool' ? message.toolCallId : null,
+        run_id: runId ?? null,
+        created_at: nowIso(context),
+      }
+      await db.insertInto('messages').values(row).execute()
+      return toStoredMessage(row)
+    },
+    async listMessages(conversationId: string): Promise<StoredMessage[]> {
+      const rows = await db
+        .selectFrom('messages')
+        .selectAll()
+        .where('conversation_id', '=', conversationId)
+        .where('user_id', '=', userId)
+        .orderBy('seq')
+        .execute()
+      return rows.map(toStoredMessage)
+    },
+  }
+}
+
+export type ConversationsRepository = ReturnType<typeof createConversationsRepository>

@@ -1,0 +1,211 @@
+// Runs and their event log. Events carry a dense per-run seq chosen by the one event writer; the
+// (run_id, seq) primary key makes a duplicate or re-ordered write fail loudly.
+import type { EventEnvelope, RunStatus, UsageTotals } from '../../core/events.js'
+import { PROTOCOL_VERSION } from '../../core/events.js'
+import { newId } from '../../core/ids.js'
+import type { RunEventsTable, RunsTable } from '../schema.js'
+import { fromJson, nowIso, type RepositoryContext } from './context.js'
+
+export interface Run {
+  id: string
+  conversationId: string | null
+  agent: string
+  adapter: string
+  model: string | null
+  prompt: string
+  cwd: string
+  status: RunStatus
+  reason: string | null
+  continues: string | null
+  dependsOn: string[]
+  owner: { node: string | null; pid: number | null; bootId: string | null }
+  sessionId: string | null
+  usage: UsageTotals | null
+  costUsd: number | null
+  workspaceFinalize: 'ok' | 'failed' | null
+  finalizeReason: string | null
+  createdAt: string
+  startedAt: string | null
+  endedAt: string | null
+}
+
+function toRun(row: RunsTable): Run {
+  return {
+    id: row.id,
+    conversationId: row.conversation_id,
+    agent: row.agent,
+    adapter: row.adapter,
+    model: row.model,
+    prompt: row.prompt,
+    cwd: row.cwd,
+    status: row.status as RunStatus,
+    reason: row.reason,
+    continues: row.continues,
+    dependsOn: fromJson<string[]>(row.depends_on) ?? [],
+    owner: { node: row.owner_node, pid: row.owner_pid, bootId: row.owner_boot_id },
+    sessionId: row.session_id,
+    usage: fromJson<UsageTotals>(row.usage),
+    costUsd: row.cost_usd,
+    workspaceFinalize: row.workspace_finalize,
+    finalizeReason: row.finalize_reason,
+    createdAt: row.created_at,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+  }
+}
+
+export interface NewRun {
+  agent: string
+  adapter: string
+  model?: string | null
+  prompt: string
+  cwd: string
+  conversationId?: string | null
+  continues?: string | null
+  dependsOn?: string[]
+  status?: RunStatus
+}
+
+export interface RunChanges {
+  status?: RunStatus
+  reason?: string | null
+  sessionId?: string | null
+  usage?: UsageTotals | null
+  costUsd?: number | null
+  owner?: { node: string | null; pid: number | null; bootId: string | null }
+  workspaceFinalize?: 'ok' | 'failed' | null
+  finalizeReason?: string | null
+  startedAt?: string | null
+  endedAt?: string | null
+}
+
+export function createRunsRepository(context: RepositoryContext, userId: string) {
+  const { db } = context
+  return {
+    async create(input: NewRun): Promise<Run> {
+      const row: RunsTable = {
+        id: newId('run'),
+        user_id: userId,
+        conversation_id: input.conversationId ?? null,
+        agent: input.agent,
+        adapter: input.adapter,
+        model: input.model ?? null,
+        prompt: input.prompt,
+        cwd: input.cwd,
+        status: input.status ?? 'queued',
+        reason: null,
+        continues: input.continues ?? null,
+        depends_on: JSON.stringify(input.dependsOn ?? []),
+        owner_node: null,
+        owner_pid: null,
+        owner_boot_id: null,
+        session_id: null,
+        usage: null,
+        cost_usd: null,
+        workspace_finalize: null,
+        finalize_reason: null,
+        created_at: nowIso(context),
+        started_at: null,
+        ended_at: null,
+      }
+      await db.insertInto('runs').values(row).execute()
+      return toRun(row)
+    },
+    async get(id: string): Promise<Run | undefined> {
+      const row = await db
+        .selectFrom('runs')
+        .selectAll()
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .executeTakeFirst()
+      return row && toRun(row)
+    },
+    async list(
+      options: { status?: RunStatus; conversationId?: string; limit?: number } = {},
+    ): Promise<Run[]> {
+      let query = db.selectFrom('runs').selectAll().where('user_id', '=', userId)
+      if (options.status) query = query.where('status', '=', options.status)
+      if (options.conversationId) query = query.where('conversation_id', '=', options.conversationId)
+      const rows = await query
+        .orderBy('id', 'desc')
+        .limit(options.limit ?? 100)
+        .execute()
+      return rows.map(toRun)
+    },
+    async update(id: string, changes: RunChanges): Promise<Run | undefined> {
+      await db
+        .updateTable('runs')
+        .set({
+          ...(changes.status !== undefined && { status: changes.status }),
+          ...(changes.reason !== undefined && { reason: changes.reason }),
+          ...(changes.sessionId !== undefined && { session_id: changes.sessionId }),
+          ...(changes.usage !== undefined && { usage: changes.usage && JSON.stringify(changes.usage) }),
+          ...(changes.costUsd !== undefined && { cost_usd: changes.costUsd }),
+          ...(changes.owner !== undefined && {
+            owner_node: changes.owner.node,
+            owner_pid: changes.owner.pid,
+            owner_boot_id: changes.owner.bootId,
+          }),
+          ...(changes.workspaceFinalize !== undefined && { workspace_finalize: changes.workspaceFinalize }),
+          ...(changes.finalizeReason !== undefined && { finalize_reason: changes.finalizeReason }),
+          ...(changes.startedAt !== undefined && { started_at: changes.startedAt }),
+          ...(changes.endedAt !== undefined && { ended_at: changes.endedAt }),
+        })
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .execute()
+      return this.get(id)
+    },
+    /** Stores a batch of envelopes of this user's run in one statement. */
+    async appendEvents(envelopes: readonly EventEnvelope[]): Promise<void> {
+      if (envelopes.length === 0) return
+      const rows: RunEventsTable[] = envelopes.map((envelope) => {
+        const { v: _version, runId, seq, ts, type, ...fields } = envelope
+        return { run_id: runId, seq, ts, type, data: JSON.stringify(fields) }
+      })
+      await db.insertInto('run_events').values(rows).execute()
+    },
+    async listEvents(
+      runId: string,
+      options: { afterSeq?: number; limit?: number } = {},
+    ): Promise<EventEnvelope[]> {
+      const rows = await db
+        .selectFrom('run_events')
+        .innerJoin('runs', 'runs.id', 'run_events.run_id')
+        .select([
+          'run_events.run_id',
+          'run_events.seq',
+          'run_events.ts',
+          'run_events.type',
+          'run_events.data',
+        ])
+        .where('runs.user_id', '=', userId)
+        .where('run_events.run_id', '=', runId)
+        .where('run_events.seq', '>', options.afterSeq ?? 0)
+        .orderBy('run_events.seq')
+        .limit(options.limit ?? 10_000)
+        .execute()
+      return rows.map(
+        (row) =>
+          ({
+            v: PROTOCOL_VERSION,
+            runId: row.run_id,
+            seq: row.seq,
+            ts: row.ts,
+            type: row.type,
+            ...(JSON.parse(row.data) as object),
+          }) as EventEnvelope,
+      )
+    },
+    async lastEventSeq(runId: string): Promise<number> {
+      const row = await db
+        .selectFrom('run_events')
+        .select((eb) => eb.fn.max('seq').as('seq'))
+        .where('run_id', '=', runId)
+        .executeTakeFirst()
+      return Number(row?.seq ?? 0)
+    },
+  }
+}
+
+export type RunsRepository = ReturnType<typeof createRunsRepository>

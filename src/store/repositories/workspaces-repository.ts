@@ -1,0 +1,102 @@
+// Execution workspaces: where a conversation's runs work (a worktree, a copy, or the project in place).
+import { newId } from '../../core/ids.js'
+import type { WorkspacesTable } from '../schema.js'
+import { nowIso, type RepositoryContext } from './context.js'
+
+export interface Workspace {
+  id: string
+  conversationId: string | null
+  kind: WorkspacesTable['kind']
+  path: string
+  projectPath: string
+  branch: string | null
+  baseRef: string | null
+  createdBranch: boolean
+  target: string
+  nodeId: string | null
+  status: WorkspacesTable['status']
+  createdAt: string
+  updatedAt: string
+}
+
+function toWorkspace(row: WorkspacesTable): Workspace {
+  return {
+    id: row.id,
+    conversationId: row.conversation_id,
+    kind: row.kind,
+    path: row.path,
+    projectPath: row.project_path,
+    branch: row.branch,
+    baseRef: row.base_ref,
+    createdBranch: row.created_branch === 1,
+    target: row.target,
+    nodeId: row.node_id,
+    status: row.status,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}
+
+export function createWorkspacesRepository(context: RepositoryContext, userId: string) {
+  const { db } = context
+  return {
+    async create(input: {
+      conversationId?: string | null
+      kind: Workspace['kind']
+      path: string
+      projectPath: string
+      branch?: string | null
+      baseRef?: string | null
+      createdBranch?: boolean
+      target?: string
+      nodeId?: string | null
+    }): Promise<Workspace> {
+      const now = nowIso(context)
+      const row: WorkspacesTable = {
+        id: newId('ws'),
+        user_id: userId,
+        conversation_id: input.conversationId ?? null,
+        kind: input.kind,
+        path: input.path,
+        project_path: input.projectPath,
+        branch: input.branch ?? null,
+        base_ref: input.baseRef ?? null,
+        created_branch: input.createdBranch ? 1 : 0,
+        target: input.target ?? 'local',
+        node_id: input.nodeId ?? null,
+        status: 'active',
+        created_at: now,
+        updated_at: now,
+      }
+      await db.insertInto('workspaces').values(row).execute()
+      return toWorkspace(row)
+    },
+    async get(id: string): Promise<Workspace | undefined> {
+      const row = await db
+        .selectFrom('workspaces')
+        .selectAll()
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .executeTakeFirst()
+      return row && toWorkspace(row)
+    },
+    async list(options: { includeRemoved?: boolean } = {}): Promise<Workspace[]> {
+      let query = db.selectFrom('workspaces').selectAll().where('user_id', '=', userId)
+      if (!options.includeRemoved) query = query.where('status', '=', 'active')
+      const rows = await query.orderBy('id', 'desc').execute()
+      return rows.map(toWorkspace)
+    },
+    async markRemoved(id: string): Promise<boolean> {
+      const result = await db
+        .updateTable('workspaces')
+        .set({ status: 'removed', updated_at: nowIso(context) })
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .where('status', '=', 'active')
+        .executeTakeFirst()
+      return Number(result.numUpdatedRows) > 0
+    },
+  }
+}
+
+export type WorkspacesRepository = ReturnType<typeof createWorkspacesRepository>

@@ -1,0 +1,203 @@
+// Row types of every table, shared by both engines. Conventions (one migration set for SQLite and
+// PostgreSQL): TEXT ids minted in the app, ISO-8601 UTC timestamps as TEXT, JSON as TEXT, booleans as
+// INTEGER 0/1, CHECK constraints instead of enums.
+
+export interface UsersTable {
+  id: string
+  name: string
+  role: 'owner' | 'member'
+  created_at: string
+  disabled_at: string | null
+}
+
+export interface PersonalAccessTokensTable {
+  id: string
+  user_id: string
+  name: string
+  kind: 'user' | 'proxy'
+  /** JSON array of scopes: `api`, `approve`. */
+  scopes: string
+  /** For proxy tokens: the profile whose usage they are recorded against. */
+  profile: string | null
+  secret_hash: string
+  created_at: string
+  expires_at: string
+  last_used_at: string | null
+  revoked_at: string | null
+}
+
+export interface SessionsTable {
+  id: string
+  user_id: string
+  kind: 'browser' | 'cli'
+  secret_hash: string
+  created_at: string
+  expires_at: string
+  last_seen_at: string | null
+  revoked_at: string | null
+}
+
+export interface LoginLinksTable {
+  id: string
+  user_id: string
+  purpose: 'login' | 'invite'
+  secret_hash: string
+  created_at: string
+  expires_at: string
+  used_at: string | null
+}
+
+export interface ProviderCredentialsTable {
+  id: string
+  user_id: string
+  provider: string
+  /** Vault envelope of the API key, or null for a keyless provider. */
+  key_envelope: string | null
+  key_last4: string | null
+  model: string | null
+  base_url: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface AgentProfilesTable {
+  id: string
+  user_id: string
+  name: string
+  /** JSON of the profile (the same shape as a hangar.yaml `agents.<name>` entry). */
+  definition: string
+  created_at: string
+  updated_at: string
+}
+
+export interface ConversationsTable {
+  id: string
+  user_id: string
+  title: string
+  profile: string
+  project: string
+  workspace_id: string | null
+  status: 'idle' | 'running' | 'awaiting_confirmation'
+  created_at: string
+  updated_at: string
+}
+
+export interface MessagesTable {
+  id: string
+  conversation_id: string
+  user_id: string
+  seq: number
+  role: 'user' | 'assistant' | 'tool'
+  /** JSON of the normalized message (core/messages.ts). */
+  content: string
+  tool_call_id: string | null
+  run_id: string | null
+  created_at: string
+}
+
+export interface RunsTable {
+  id: string
+  user_id: string
+  conversation_id: string | null
+  agent: string
+  adapter: string
+  model: string | null
+  prompt: string
+  cwd: string
+  status: string
+  reason: string | null
+  /** The run this one continues after a confirmation. */
+  continues: string | null
+  /** JSON array of run ids. */
+  depends_on: string
+  owner_node: string | null
+  owner_pid: number | null
+  owner_boot_id: string | null
+  session_id: string | null
+  /** JSON of UsageTotals, or null. */
+  usage: string | null
+  cost_usd: number | null
+  workspace_finalize: 'ok' | 'failed' | null
+  finalize_reason: string | null
+  created_at: string
+  started_at: string | null
+  ended_at: string | null
+}
+
+export interface RunEventsTable {
+  run_id: string
+  seq: number
+  ts: string
+  type: string
+  /** JSON of the event fields (without the envelope). */
+  data: string
+}
+
+export interface PendingActionsTable {
+  id: string
+  user_id: string
+  run_id: string | null
+  conversation_id: string | null
+  tool: string
+  tool_call_id: string | null
+  /** JSON of the tool input, kept server-side. */
+  input: string
+  input_hash: string
+  summary: string
+  diff: string | null
+  classification: string
+  origin: 'chat' | 'mcp'
+  status: string
+  decision_reason: string | null
+  /** JSON of the outcome (tool result), once decided. */
+  result: string | null
+  created_at: string
+  expires_at: string
+  decided_at: string | null
+}
+
+export interface AuditEventsTable {
+  id: string
+  user_id: string
+  /** Who did it: `user:<id>`, `pat:<id>`, `system`. */
+  actor: string
+  action: string
+  target_type: string | null
+  target_id: string | null
+  /** JSON details; never secrets. */
+  details: string
+  created_at: string
+}
+
+export interface WorkspacesTable {
+  id: string
+  user_id: string
+  conversation_id: string | null
+  kind: 'worktree' | 'copy' | 'in_place'
+  path: string
+  project_path: string
+  branch: string | null
+  base_ref: string | null
+  created_branch: number
+  target: string
+  node_id: string | null
+  status: 'active' | 'removed'
+  created_at: string
+  updated_at: string
+}
+
+export interface Database {
+  users: UsersTable
+  personal_access_tokens: PersonalAccessTokensTable
+  sessions: SessionsTable
+  login_links: LoginLinksTable
+  provider_credentials: ProviderCredentialsTable
+  agent_profiles: AgentProfilesTable
+  conversations: ConversationsTable
+  messages: MessagesTable
+  runs: RunsTable
+  run_events: RunEventsTable
+  pending_actions: PendingActionsTable
+  audit_events: AuditEventsTable
+  workspaces: WorkspacesTable
+}

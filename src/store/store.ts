@@ -1,0 +1,93 @@
+// The repository layer: the only place with SQL. Everything per user goes through `forUser(userId)`, so a
+// query cannot forget its owner; the few unscoped reads (users, credential lookups, envelopes for
+// rewrap) are named for what they are.
+import { sql } from 'kysely'
+import { type Clock, systemClock } from '../core/ids.js'
+import { migrateToLatest } from './migrate.js'
+import { type DatabaseHandle, type OpenDatabaseOptions, openDatabase } from './open-database.js'
+import { createActionsRepository } from './repositories/actions-repository.js'
+import { createAuditRepository } from './repositories/audit-repository.js'
+import { createAuthLookups } from './repositories/auth-lookups.js'
+import type { RepositoryContext } from './repositories/context.js'
+import { createConversationsRepository } from './repositories/conversations-repository.js'
+import {
+  createCredentialEnvelopes,
+  createCredentialsRepository,
+} from './repositories/credentials-repository.js'
+import { createProfilesRepository } from './repositories/profiles-repository.js'
+import { createRunsRepository } from './repositories/runs-repository.js'
+import { createSessionsRepository } from './repositories/sessions-repository.js'
+import { createTokensRepository } from './repositories/tokens-repository.js'
+import { createUsersRepository } from './repositories/users-repository.js'
+import { createWorkspacesRepository } from './repositories/workspaces-repository.js'
+
+function createUserScope(context: RepositoryContext, userId: string) {
+  return {
+    userId,
+    tokens: createTokensRepository(context, userId),
+    sessions: createSessionsRepository(context, userId),
+    credentials: createCredentialsRepository(context, userId),
+    profiles: createProfilesRepository(context, userId),
+    conversations: createConversationsRepository(context, userId),
+    runs: createRunsRepository(context, userId),
+    actions: createActionsRepository(context, userId),
+    audit: createAuditRepository(context, userId),
+    workspaces: createWorkspacesRepository(context, userId),
+  }
+}
+
+export type UserScope = ReturnType<typeof createUserScope>
+
+function createRepositories(context: RepositoryContext) {
+  return {
+    users: createUsersRepository(context),
+    authLookups: createAuthLookups(context),
+    credentialEnvelopes: createCredentialEnvelopes(context),
+    forUser: (userId: string): UserScope => createUserScope(context, userId),
+  }
+}
+
+export type Repositories = ReturnType<typeof createRepositories>
+
+export interface Store extends Repositories {
+  readonly engine: DatabaseHandle['engine']
+  readonly location: string
+  /** Runs `work` in one transaction: all of its writes land, or none. */
+  transaction<T>(work: (repositories: Repositories) => Promise<T>): Promise<T>
+  /** `ok`, or what the engine reports as broken. */
+  integrityCheck(): Promise<string>
+  close(): Promise<void>
+}
+
+export function createStore(handle: DatabaseHandle, options: { clock?: Clock } = {}): Store {
+  const clock = options.clock ?? systemClock
+  const repositories = createRepositories({ db: handle.db, clock })
+  return {
+    ...repositories,
+    engine: handle.engine,
+    location: handle.location,
+    transaction: (work) =>
+      handle.db.transaction().execute((transaction) => work(createRepositories({ db: transaction, clock }))),
+    async integrityCheck() {
+      if (handle.engine === 'postgres') {
+        await sql`select 1`.execute(handle.db)
+        return 'ok'
+      }
+      const result = await sql<{ integrity_check: string }>`pragma integrity_check`.execute(handle.db)
+      return result.rows.map((row) => row.integrity_check).join('; ')
+    },
+    close: () => handle.close(),
+  }
+}
+
+/** Opens the database, brings its schema up to date and returns the store. */
+export async function openStore(options: OpenDatabaseOptions & { clock?: Clock }): Promise<Store> {
+  const handle = await openDatabase(options)
+  try {
+    await migrateToLatest(handle.db, handle.engine)
+  } catch (error) {
+    await handle.close()
+    throw error
+  }
+  return createStore(handle, options.clock ? { clock: options.clock } : {})
+}

@@ -1,0 +1,75 @@
+// Both engines for one suite: `describe.each(STORE_ENGINES)`. Each `open()` gets an empty store —
+// a temp data dir on SQLite, a fresh schema inside this run's database on PostgreSQL.
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import pg from 'pg'
+import { inject } from 'vitest'
+import type { Clock } from '../../src/core/ids.js'
+import { openStore, type Store } from '../../src/store/store.js'
+
+export interface TestStore {
+  store: Store
+  /** The --database value for a daemon or CLI that should share this store ('' = SQLite in dataDir). */
+  databaseUrl: string
+  dataDir: string
+  dispose(): Promise<void>
+}
+
+export interface StoreEngine {
+  name: 'sqlite' | 'postgres'
+  open(options?: { clock?: Clock }): Promise<TestStore>
+}
+
+export async function makeTempDir(prefix = 'hangar-test-'): Promise<string> {
+  return mkdtemp(path.join(os.tmpdir(), prefix))
+}
+
+/** A fresh schema in this run's database, as a URL whose connections use it. */
+export async function freshPostgresUrl(): Promise<string> {
+  const runUrl = inject('postgresUrl')
+  const schema = `s_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+  const client = new pg.Client({ connectionString: runUrl })
+  await client.connect()
+  await client.query(`CREATE SCHEMA ${schema}`)
+  await client.end()
+  const url = new URL(runUrl)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return url.toString()
+}
+
+export const STORE_ENGINES: StoreEngine[] = [
+  {
+    name: 'sqlite',
+    async open(options = {}) {
+      const dataDir = await makeTempDir()
+      const store = await openStore({ dataDir, ...options })
+      return {
+        store,
+        databaseUrl: '',
+        dataDir,
+        async dispose() {
+          await store.close()
+          await rm(dataDir, { recursive: true, force: true })
+        },
+      }
+    },
+  },
+  {
+    name: 'postgres',
+    async open(options = {}) {
+      const dataDir = await makeTempDir()
+      const databaseUrl = await freshPostgresUrl()
+      const store = await openStore({ dataDir, url: databaseUrl, ...options })
+      return {
+        store,
+        databaseUrl,
+        dataDir,
+        async dispose() {
+          await store.close()
+          await rm(dataDir, { recursive: true, force: true })
+        },
+      }
+    },
+  },
+]

@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // Creates one fresh PostgreSQL database for this run (HANGAR_TEST_DATABASE_URL) and drops it after.
+    globalSetup: ['test/setup/postgres-global-setup.ts'],
+    pool: 'forks',
+    // Two cores: two test files at a time.
+    maxWorkers: 2,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // A skipped test hides a failure: treat `.only` as an error in CI.
+    allowOnly: false,
+  },
+})
