@@ -1,0 +1,22 @@
+#!/usr/bin/env node
+import { runCli } from '../cli/program.js'
+
+const handlers: ((signal: string) => void)[] = []
+let signalled = 0
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    signalled++
+    // A second Ctrl-C means "now": exit without waiting for a clean stop.
+    if (signalled > 1 || handlers.length === 0) process.exit(signal === 'SIGINT' ? 130 : 143)
+    for (const handler of handlers) handler(signal)
+  })
+}
+
+const code = await runCli(
+  process.argv.slice(2),
+  { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() },
+  {
+    onShutdown: (handler) => handlers.push(handler),
+  },
+)
+process.exitCode = code

@@ -1,0 +1,128 @@
+// hangar doctor — checks what Hangar needs, one line each, and says how to fix what is wrong.
+import { constants as fsConstants } from 'node:fs'
+import { access } from 'node:fs/promises'
+import type { Command } from 'commander'
+import { AppError, describeError } from '../../core/errors.js'
+import type { Runtime } from '../../main.js'
+import { type GlobalOptions, openRuntime, resolveDatabaseUrl, resolveDataDir } from '../context.js'
+import { readDaemonFile } from '../daemon-file.js'
+import { type CliIo, EXIT, ExitWith, printJson } from '../output.js'
+import { findProject, loadConfigFile } from '../project.js'
+
+export const MIN_NODE = [20, 19] as const
+
+export interface DoctorCheck {
+  name: string
+  status: 'ok' | 'warn' | 'fail'
+  detail: string
+}
+
+export function nodeVersionCheck(version: string = process.versions.node): DoctorCheck {
+  const [major = 0, minor = 0] = version.split('.').map(Number)
+  const ok = major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1])
+  return ok
+    ? { name: 'node', status: 'ok', detail: `Node.js ${version}` }
+    : {
+        name: 'node',
+        status: 'fail',
+        detail: `Node.js ${version} is too old: install ${MIN_NODE.join('.')} or newer`,
+      }
+}
+
+async function runChecks(io: CliIo, globals: GlobalOptions): Promise<DoctorCheck[]> {
+  const checks: DoctorCheck[] = [nodeVersionCheck()]
+  const dataDir = resolveDataDir(globals, io)
+
+  const project = findProject(io.cwd)
+  try {
+    await loadConfigFile(project.configFile)
+    checks.push({
+      name: 'config',
+      status: 'ok',
+      detail: project.configFile
+        ? `${project.configFile} is valid`
+        : `no hangar.yaml (project ${project.dir}); defaults apply`,
+    })
+  } catch (error) {
+    checks.push({ name: 'config', status: 'fail', detail: describeError(error) })
+    return checks
+  }
+
+  let runtime: Runtime | undefined
+  try {
+    runtime = await openRuntime(io, globals)
+    await access(dataDir, fsConstants.W_OK)
+    checks.push({ name: 'data dir', status: 'ok', detail: `${dataDir} is writable` })
+    const integrity = await runtime.store.integrityCheck()
+    checks.push({
+      name: 'database',
+      status: integrity === 'ok' ? 'ok' : 'fail',
+      detail:
+        integrity === 'ok'
+          ? `${runtime.store.engine} at ${runtime.store.location}, schema up to date`
+          : `${runtime.store.location} failed its integrity check: ${integrity}`,
+    })
+    checks.push(
+      runtime.vaultState.vault
+        ? {
+            name: 'vault',
+            status: 'ok',
+            detail: `instance key "${runtime.vaultState.vault.activeKeyId}" is active`,
+          }
+        : {
+            name: 'vault',
+            status: 'warn',
+            detail: `${runtime.vaultState.reason}; provider keys cannot be stored`,
+          },
+    )
+  } catch (error) {
+    const code = error instanceof AppError ? error.code : 'internal'
+    const name =
+      code === 'data_dir_unwritable' ? 'data dir' : code === 'config_invalid' ? 'config' : 'database'
+    checks.push({ name, status: 'fail', detail: describeError(error) })
+    if (name !== 'database' && resolveDatabaseUrl(globals, io) === undefined) return checks
+  } finally {
+    await runtime?.close()
+  }
+
+  const daemon = await readDaemonFile(dataDir)
+  if (!daemon) {
+    checks.push({ name: 'daemon', status: 'warn', detail: 'not running (start it with hangar up)' })
+  } else {
+    try {
+      const response = await fetch(`${daemon.url}/api/health`, {
+        headers: { authorization: `Bearer ${daemon.token}` },
+        signal: AbortSignal.timeout(3000),
+      })
+      const body = (await response.json()) as { status?: string; version?: string }
+      checks.push({
+        name: 'daemon',
+        status: response.ok ? 'ok' : 'fail',
+        detail: `${daemon.url} (pid ${daemon.pid}, version ${body.version ?? '?'}): ${body.status ?? response.status}`,
+      })
+    } catch {
+      checks.push({
+        name: 'daemon',
+        status: 'fail',
+        detail: `pid ${daemon.pid} is alive but ${daemon.url} does not answer`,
+      })
+    }
+  }
+  return checks
+}
+
+export function registerDoctorCommand(program: Command, io: CliIo, globals: () => GlobalOptions): void {
+  program
+    .command('doctor')
+    .description('check Node.js, the data dir, the database, the vault, the config and the daemon')
+    .option('--json', 'print the checks as JSON')
+    .action(async (options: { json?: boolean }) => {
+      const checks = await runChecks(io, globals())
+      if (options.json) printJson(io, checks)
+      else {
+        const mark = { ok: '✓', warn: '!', fail: '✗' } as const
+        for (const check of checks) io.stdout.write(`${mark[check.status]} ${check.name}: ${check.detail}\n`)
+      }
+      if (checks.some((check) => check.status === 'fail')) throw new ExitWith(EXIT.failed)
+    })
+}

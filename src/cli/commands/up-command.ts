@@ -1,0 +1,116 @@
+// hangar up — the daemon: API (and later web, MCP, proxy) on one port. Prints where it listens and a
+// sign-in link; writes daemon.json for the CLI; stops cleanly on SIGINT/SIGTERM.
+import { randomUUID } from 'node:crypto'
+import type { Command } from 'commander'
+import { AppError } from '../../core/errors.js'
+import type { Runtime } from '../../main.js'
+import { type GlobalOptions, openRuntime, resolveDataDir } from '../context.js'
+import { readDaemonFile, removeDaemonFile, writeDaemonFile } from '../daemon-file.js'
+import { type CliIo, usageError } from '../output.js'
+import { DEFAULT_PORT, loginUrl } from './login-command.js'
+
+const CLI_SESSION_TTL_MS = 365 * 86_400_000
+
+interface UpOptions {
+  host: string
+  port: string
+  nodeId?: string
+}
+
+function parsePort(value: string): number {
+  const port = Number(value)
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw usageError(
+      `--port ${value} is not a port number`,
+      'use a number from 1 to 65535 (0 picks a free one)',
+    )
+  }
+  return port
+}
+
+export function registerUpCommand(
+  program: Command,
+  io: CliIo,
+  globals: () => GlobalOptions,
+  signals: { onShutdown(handler: (signal: string) => void): void },
+): void {
+  program
+    .command('up')
+    .description('start the daemon (API, web UI, MCP endpoint and LLM proxy)')
+    .option(
+      '--host <address>',
+      'address to bind; anything but loopback is reachable from the network',
+      '127.0.0.1',
+    )
+    .option('--port <port>', 'port to listen on', String(DEFAULT_PORT))
+    .option('--node-id <name>', 'this daemon’s name when several share one PostgreSQL')
+    .action(async (options: UpOptions) => {
+      const port = parsePort(options.port)
+      const dataDir = resolveDataDir(globals(), io)
+      const running = await readDaemonFile(dataDir)
+      if (running) {
+        throw new AppError(
+          'conflict',
+          `a daemon is already running for ${dataDir} at ${running.url} (pid ${running.pid})`,
+          {
+            hint: 'stop it first, or use another --data-dir',
+          },
+        )
+      }
+      const runtime = await openRuntime(io, { ...globals(), nodeId: options.nodeId }, { logLevel: 'info' })
+      await serveUntilStopped(runtime, io, { host: options.host, port }, signals)
+    })
+}
+
+async function serveUntilStopped(
+  runtime: Runtime,
+  io: CliIo,
+  address: { host: string; port: number },
+  signals: { onShutdown(handler: (signal: string) => void): void },
+): Promise<void> {
+  let server: Awaited<ReturnType<Runtime['listen']>>
+  try {
+    server = await runtime.listen(address)
+  } catch (error) {
+    await runtime.close()
+    throw error
+  }
+  const bootId = randomUUID()
+  const cliToken = await runtime.auth.createSession(runtime.owner.id, 'cli', CLI_SESSION_TTL_MS)
+  await writeDaemonFile(runtime.dataDir, {
+    url: server.url,
+    pid: process.pid,
+    bootId,
+    nodeId: runtime.info.nodeId,
+    version: runtime.info.version,
+    startedAt: runtime.info.startedAt.toISOString(),
+    token: cliToken,
+  })
+
+  const say = (line: string) => io.stdout.write(`${line}\n`)
+  say(`Hangar ${runtime.info.version} · ${runtime.store.engine} store at ${runtime.store.location}`)
+  if (runtime.ownerCreated) say(`Created the owner account "${runtime.owner.name}".`)
+  if (server.warning) io.stderr.write(`warning: ${server.warning}\n`)
+  if (!runtime.vaultState.vault)
+    io.stderr.write(`warning: ${runtime.vaultState.reason}; provider keys cannot be stored.\n`)
+  say(`✓ listening on ${server.url}`)
+  say(`Sign in: ${loginUrl(server.url, await runtime.auth.createLoginLink(runtime.owner.id))}`)
+  say('(the link works once, within 15 minutes; run "hangar login" for another)')
+
+  await new Promise<void>((resolve) => {
+    let stopping = false
+    signals.onShutdown((signal) => {
+      if (stopping) return
+      stopping = true
+      runtime.log.info('stopping', { signal })
+      void (async () => {
+        await server.close()
+        const principal = await runtime.auth.authenticate(cliToken).catch(() => null)
+        if (principal) await runtime.auth.endSession(principal).catch(() => {})
+        await removeDaemonFile(runtime.dataDir, bootId)
+        await runtime.close()
+        resolve()
+      })()
+    })
+  })
+}

@@ -1,0 +1,62 @@
+// Turning command-line options and the environment into a runtime: data dir, database, project config.
+import os from 'node:os'
+import path from 'node:path'
+import type { LogLevel } from '../logger.js'
+import { createRuntime, type Runtime } from '../main.js'
+import type { CliIo } from './output.js'
+import { findProject, loadConfigFile } from './project.js'
+
+export interface GlobalOptions {
+  dataDir?: string
+  database?: string
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent']
+
+export function resolveDataDir(options: GlobalOptions, io: CliIo): string {
+  const value = options.dataDir ?? io.env.HANGAR_DATA_DIR ?? path.join(os.homedir(), '.hangar')
+  return path.resolve(io.cwd, value.replace(/^~(?=$|\/)/, os.homedir()))
+}
+
+export function resolveDatabaseUrl(options: GlobalOptions, io: CliIo): string | undefined {
+  const value = options.database ?? io.env.HANGAR_DATABASE_URL
+  return value?.trim() ? value.trim() : undefined
+}
+
+function logLevel(io: CliIo, fallback: LogLevel): LogLevel {
+  const value = io.env.HANGAR_LOG_LEVEL as LogLevel | undefined
+  return value && LOG_LEVELS.includes(value) ? value : fallback
+}
+
+export async function openRuntime(
+  io: CliIo,
+  options: GlobalOptions & { nodeId?: string | undefined },
+  defaults: { logLevel: LogLevel } = { logLevel: 'warn' },
+): Promise<Runtime> {
+  const project = findProject(io.cwd)
+  const config = await loadConfigFile(project.configFile)
+  return createRuntime({
+    dataDir: resolveDataDir(options, io),
+    databaseUrl: resolveDatabaseUrl(options, io),
+    config,
+    projectDir: project.dir,
+    env: io.env,
+    nodeId: options.nodeId,
+    logLevel: logLevel(io, defaults.logLevel),
+    logDestination: io.stderr,
+  })
+}
+
+/** Opens a runtime for one command and always closes it. */
+export async function withRuntime<T>(
+  io: CliIo,
+  options: GlobalOptions,
+  work: (runtime: Runtime) => Promise<T>,
+): Promise<T> {
+  const runtime = await openRuntime(io, options)
+  try {
+    return await work(runtime)
+  } finally {
+    await runtime.close()
+  }
+}

@@ -1,0 +1,74 @@
+// The `hangar` command line. Every command has --help; data commands take --json; errors print one line
+// and exit 1 (2 for usage and config errors).
+import { Command, CommanderError } from 'commander'
+import { VERSION } from '../version.js'
+import { registerDoctorCommand } from './commands/doctor-command.js'
+import { registerLoginCommands } from './commands/login-command.js'
+import { registerSecretsCommand } from './commands/secrets-command.js'
+import { registerTokenCommand } from './commands/token-command.js'
+import { registerUpCommand } from './commands/up-command.js'
+import type { GlobalOptions } from './context.js'
+import { type CliIo, EXIT, ExitWith, exitCodeOf, printError } from './output.js'
+
+export interface RunOptions {
+  /** Called with the daemon's shutdown handler; the bin wires it to SIGINT/SIGTERM. */
+  onShutdown?: (handler: (signal: string) => void) => void
+}
+
+export function buildProgram(io: CliIo, options: RunOptions = {}): Command {
+  const program = new Command('hangar')
+    .description('Hangar: one daemon and one CLI for every coding agent')
+    .version(VERSION, '-v, --version', 'print the version')
+    .option('--data-dir <dir>', 'where Hangar keeps its state (default: $HANGAR_DATA_DIR or ~/.hangar)')
+    .option('--database <url>', 'postgres://… to use PostgreSQL (default: $HANGAR_DATABASE_URL, else SQLite)')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    })
+    .exitOverride()
+
+  const globals = () => program.opts<GlobalOptions>()
+  registerUpCommand(program, io, globals, { onShutdown: options.onShutdown ?? (() => {}) })
+  registerLoginCommands(program, io, globals)
+  registerTokenCommand(program, io, globals)
+  registerSecretsCommand(program, io, globals)
+  registerDoctorCommand(program, io, globals)
+
+  for (const command of program.commands) {
+    command.exitOverride()
+    command.configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+    })
+    for (const sub of command.commands) {
+      sub.exitOverride()
+      sub.configureOutput({
+        writeOut: (text) => io.stdout.write(text),
+        writeErr: (text) => io.stderr.write(text),
+      })
+      sub.showHelpAfterError('(run with --help for usage)')
+    }
+  }
+  return program
+}
+
+/** Runs the CLI and returns its exit code (never throws). */
+export async function runCli(argv: string[], io: CliIo, options: RunOptions = {}): Promise<number> {
+  const program = buildProgram(io, options)
+  try {
+    await program.parseAsync(argv, { from: 'user' })
+    return EXIT.ok
+  } catch (error) {
+    if (error instanceof ExitWith) return error.exitCode
+    if (error instanceof CommanderError) {
+      // Help and version are "errors" to commander; usage mistakes were already printed by it.
+      if (['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(error.code))
+        return EXIT.ok
+      if (error.code === 'commander.executeSubCommandAsync') return EXIT.failed
+      return EXIT.usage
+    }
+    printError(io, error)
+    return exitCodeOf(error)
+  }
+}

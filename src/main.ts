@@ -1,0 +1,158 @@
+// The composition root: createRuntime() builds and wires every service. Nothing else builds singletons;
+// the CLI calls this and nothing but this file imports the server.
+import os from 'node:os'
+import type { HangarConfig } from './core/config.js'
+import { type Clock, systemClock } from './core/ids.js'
+import type { Logger } from './core/logger.js'
+import { createRedactor, type Redactor } from './core/redact.js'
+import { createLogger, type LogLevel } from './logger.js'
+import { createServerApp } from './server/app.js'
+import { checkBindAddress, listen, type RunningServer } from './server/listen.js'
+import { type AuthService, createAuthService } from './store/auth-service.js'
+import {
+  type CredentialsService,
+  createCredentialsService,
+  type VaultState,
+} from './store/credentials-service.js'
+import { loadKeyring } from './store/keyring.js'
+import { ensureDataDir } from './store/open-database.js'
+import type { User } from './store/repositories/users-repository.js'
+import { openStore, type Store } from './store/store.js'
+import { createVault } from './store/vault.js'
+import { VERSION } from './version.js'
+
+export interface RuntimeOptions {
+  dataDir: string
+  /** postgres://… or sqlite:…; absent = SQLite in the data dir. */
+  databaseUrl?: string | undefined
+  config: HangarConfig
+  /** Project directory (where hangar.yaml is, else the git root, else the cwd). */
+  projectDir: string
+  env?: NodeJS.ProcessEnv
+  nodeId?: string | undefined
+  logLevel?: LogLevel
+  logDestination?: NodeJS.WritableStream
+  clock?: Clock
+}
+
+export interface Runtime {
+  readonly store: Store
+  readonly auth: AuthService
+  readonly credentials: CredentialsService
+  readonly vaultState: VaultState
+  readonly log: Logger
+  readonly redactor: Redactor
+  readonly config: HangarConfig
+  readonly dataDir: string
+  readonly projectDir: string
+  readonly info: { version: string; nodeId: string; startedAt: Date }
+  /** The instance owner (created on the first start). */
+  readonly owner: User
+  readonly ownerCreated: boolean
+  listen(options: { host: string; port: number }): Promise<RunningServer & { warning?: string }>
+  close(): Promise<void>
+}
+
+/** Values that must never be printed: keys from the environment that hangar.yaml points at. */
+function registerEnvironmentSecrets(redactor: Redactor, config: HangarConfig, env: NodeJS.ProcessEnv): void {
+  const names = new Set([
+    'HANGAR_SECRET_KEYS',
+    'ANTHROPIC_API_KEY',
+    'OPENAI_API_KEY',
+    'GEMINI_API_KEY',
+    'OPENROUTER_API_KEY',
+  ])
+  for (const provider of Object.values(config.providers))
+    if (provider.apiKeyEnv) names.add(provider.apiKeyEnv)
+  for (const service of Object.values(config.services))
+    if (service.auth?.bearerEnv) names.add(service.auth.bearerEnv)
+  for (const name of names) {
+    const value = env[name]
+    if (!value) continue
+    redactor.add(value)
+    if (name === 'HANGAR_SECRET_KEYS')
+      for (const entry of value.split(',')) redactor.add(entry.split(':')[1]?.trim())
+  }
+  if (env.HANGAR_DATABASE_URL) {
+    const password = URL.canParse(env.HANGAR_DATABASE_URL) ? new URL(env.HANGAR_DATABASE_URL).password : ''
+    redactor.add(password && decodeURIComponent(password))
+  }
+}
+
+async function ensureOwner(store: Store): Promise<{ owner: User; created: boolean }> {
+  const existing = await store.users.findOwner()
+  if (existing) return { owner: existing, created: false }
+  const name = safeUserName()
+  try {
+    return { owner: await store.users.create({ name, role: 'owner' }), created: true }
+  } catch (error) {
+    // Another process (a CLI command and a daemon starting together) created it first.
+    const owner = await store.users.findOwner()
+    if (owner) return { owner, created: false }
+    throw error
+  }
+}
+
+function safeUserName(): string {
+  try {
+    const name = os.userInfo().username.replace(/[^a-zA-Z0-9._-]/g, '')
+    return name || 'owner'
+  } catch {
+    return 'owner'
+  }
+}
+
+export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const env = options.env ?? process.env
+  const clock = options.clock ?? systemClock
+  const redactor = createRedactor()
+  registerEnvironmentSecrets(redactor, options.config, env)
+  const log = createLogger({
+    service: 'hangar',
+    redactor,
+    level: options.logLevel ?? 'info',
+    ...(options.logDestination && { destination: options.logDestination }),
+  })
+
+  await ensureDataDir(options.dataDir)
+  const store = await openStore({ dataDir: options.dataDir, url: options.databaseUrl, clock })
+  try {
+    const keyringSource = await loadKeyring({
+      envValue: env.HANGAR_SECRET_KEYS,
+      dataDir: options.dataDir,
+      engine: store.engine,
+    })
+    const vaultState: VaultState = keyringSource.keyring
+      ? { vault: createVault(keyringSource.keyring) }
+      : { vault: null, reason: keyringSource.reason }
+    const auth = createAuthService({ store, clock })
+    const credentials = createCredentialsService({ store, vaultState })
+    const { owner, created } = await ensureOwner(store)
+    const info = { version: VERSION, nodeId: options.nodeId ?? os.hostname(), startedAt: clock() }
+
+    return {
+      store,
+      auth,
+      credentials,
+      vaultState,
+      log,
+      redactor,
+      config: options.config,
+      dataDir: options.dataDir,
+      projectDir: options.projectDir,
+      info,
+      owner,
+      ownerCreated: created,
+      async listen(listenOptions) {
+        const { warning } = checkBindAddress(listenOptions.host, { authEnabled: true })
+        const app = createServerApp({ store, auth, credentials, log, info })
+        const server = await listen(app, listenOptions)
+        return warning ? { ...server, warning } : server
+      },
+      close: () => store.close(),
+    }
+  } catch (error) {
+    await store.close()
+    throw error
+  }
+}

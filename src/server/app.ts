@@ -1,0 +1,74 @@
+// The Hono app: request ids, access logs, body limits, auth, routes, and the one error handler.
+import { Hono } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
+import { requestId } from 'hono/request-id'
+import { AppError } from '../core/errors.js'
+import type { Logger } from '../core/logger.js'
+import type { AuthService } from '../store/auth-service.js'
+import type { CredentialsService } from '../store/credentials-service.js'
+import type { Store } from '../store/store.js'
+import { type AppVariables, createAuthMiddleware } from './auth-middleware.js'
+import { createErrorHandler, statusOf, toErrorEnvelope } from './error-envelope.js'
+import { payloadTooLarge } from './request-body.js'
+import { registerHealthRoutes } from './routes/health-routes.js'
+import { registerSessionRoutes } from './routes/session-routes.js'
+import { registerSettingsRoutes } from './routes/settings-routes.js'
+import { registerTokenRoutes } from './routes/token-routes.js'
+
+/** JSON API bodies are small; the proxy (its own limit, proxy.bodyLimitMb) carries images and histories. */
+export const API_BODY_LIMIT_BYTES = 1024 * 1024
+
+export interface ServerDeps {
+  store: Store
+  auth: AuthService
+  credentials: CredentialsService
+  log: Logger
+  info: { version: string; nodeId: string; startedAt: Date }
+}
+
+const HOME_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Hangar</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body style="font:16px system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem">
+<h1>Hangar</h1><p>The daemon is running. Its API is under <code>/api</code>; check it with <code>hangar doctor</code>.</p>
+</body></html>`
+
+export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariables }> {
+  const app = new Hono<{ Variables: AppVariables }>()
+  const log = deps.log.child({ component: 'http' })
+
+  app.use('*', requestId())
+  app.use('*', async (context, next) => {
+    const started = performance.now()
+    await next()
+    log.info('request', {
+      requestId: context.get('requestId'),
+      method: context.req.method,
+      path: context.req.path,
+      status: context.res.status,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+    })
+  })
+  app.use(
+    '/api/*',
+    bodyLimit({
+      maxSize: API_BODY_LIMIT_BYTES,
+      onError: (context) => context.json(toErrorEnvelope(payloadTooLarge(API_BODY_LIMIT_BYTES)), 413),
+    }),
+  )
+
+  app.get('/', (context) => context.html(HOME_PAGE))
+  registerHealthRoutes(app, deps)
+  registerSessionRoutes(app, deps)
+
+  // Everything below needs a signed-in caller.
+  app.use('/api/*', createAuthMiddleware(deps.auth))
+  registerTokenRoutes(app, deps)
+  registerSettingsRoutes(app, deps)
+
+  app.notFound((context) => {
+    const error = new AppError('not_found', `no route ${context.req.method} ${context.req.path}`)
+    return context.json(toErrorEnvelope(error), statusOf(error.code))
+  })
+  app.onError(createErrorHandler(log))
+  return app
+}

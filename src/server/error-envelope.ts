@@ -1,0 +1,60 @@
+// The one place where errors become HTTP: `{ error: { code, message, retryable, details } }`. Anything
+// that is not an AppError is a bug: logged with its stack, answered as `internal` without one.
+import type { Context } from 'hono'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { AppError, type ErrorCode, isAppError } from '../core/errors.js'
+import type { Logger } from '../core/logger.js'
+
+const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
+  invalid_request: 400,
+  invalid_json: 400,
+  usage: 400,
+  config_invalid: 400,
+  database_url_invalid: 400,
+  payload_too_large: 413,
+  unauthorized: 401,
+  forbidden: 403,
+  budget_exceeded: 403,
+  not_found: 404,
+  conflict: 409,
+  upstream_error: 502,
+  not_implemented: 501,
+  database_unavailable: 503,
+  data_dir_unwritable: 503,
+  vault_unavailable: 503,
+  daemon_not_running: 503,
+  unavailable: 503,
+  timeout: 504,
+  secret_unreadable: 500,
+  internal: 500,
+}
+
+export function statusOf(code: ErrorCode): ContentfulStatusCode {
+  return STATUS_BY_CODE[code]
+}
+
+export interface ErrorEnvelope {
+  error: { code: ErrorCode; message: string; retryable: boolean; details: Record<string, unknown> | null }
+}
+
+export function toErrorEnvelope(error: AppError): ErrorEnvelope {
+  const message = error.hint ? `${error.message} (${error.hint})` : error.message
+  return { error: { code: error.code, message, retryable: error.retryable, details: error.details ?? null } }
+}
+
+export function createErrorHandler(log: Logger) {
+  return (thrown: unknown, context: Context) => {
+    const error = isAppError(thrown) ? thrown : new AppError('internal', 'internal error', { cause: thrown })
+    if (error.code === 'internal') {
+      log.error('request failed', {
+        requestId: context.get('requestId'),
+        method: context.req.method,
+        path: context.req.path,
+        error: thrown instanceof Error ? { message: thrown.message, stack: thrown.stack } : String(thrown),
+      })
+    }
+    const status = statusOf(error.code)
+    if (status === 401) context.header('WWW-Authenticate', 'Bearer realm="hangar"')
+    return context.json(toErrorEnvelope(error), status)
+  }
+}

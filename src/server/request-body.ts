@@ -1,0 +1,40 @@
+// Reading a JSON body: size-limited (JSON 413), must be JSON (400 invalid_json), validated by zod
+// (400 invalid_request naming each bad field).
+import type { Context } from 'hono'
+import type { z } from 'zod'
+import { AppError } from '../core/errors.js'
+
+export async function readJsonBody<Schema extends z.ZodType>(
+  context: Context,
+  schema: Schema,
+): Promise<z.output<Schema>> {
+  const text = await context.req.text()
+  let value: unknown
+  try {
+    value = text.trim() === '' ? {} : JSON.parse(text)
+  } catch {
+    throw new AppError('invalid_json', 'the request body is not valid JSON', {
+      hint: 'send a JSON object with Content-Type: application/json',
+    })
+  }
+  const parsed = schema.safeParse(value)
+  if (!parsed.success) {
+    const fields = parsed.error.issues.map((issue) => ({
+      path: issue.path.map(String).join('.') || '(body)',
+      message: issue.message,
+    }))
+    const first = fields[0]!
+    throw new AppError('invalid_request', `${first.path}: ${first.message}`, { details: { fields } })
+  }
+  return parsed.data
+}
+
+export function payloadTooLarge(limitBytes: number): AppError {
+  return new AppError('payload_too_large', `the request body is larger than ${formatBytes(limitBytes)}`, {
+    details: { limitBytes },
+  })
+}
+
+function formatBytes(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${Math.round(bytes / (1024 * 1024))} MB` : `${Math.round(bytes / 1024)} KB`
+}

@@ -1,0 +1,60 @@
+// Sign-in through a one-time link: `hangar login` prints `<url>/login#hgl_…`. The secret travels in the
+// URL fragment, so it never reaches a server log or a Referer; the page posts it to /api/login, which
+// sets an HttpOnly session cookie.
+import type { Hono } from 'hono'
+import { deleteCookie, setCookie } from 'hono/cookie'
+import { z } from 'zod'
+import { BROWSER_SESSION_TTL_MS } from '../../store/auth-service.js'
+import type { ServerDeps } from '../app.js'
+import { type AppVariables, createAuthMiddleware, SESSION_COOKIE } from '../auth-middleware.js'
+import { readJsonBody } from '../request-body.js'
+
+const LOGIN_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Sign in · Hangar</title>
+<style>body{font:16px system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#1b1b1f;background:#fff}
+@media (prefers-color-scheme:dark){body{color:#e8e8ec;background:#16161a}}</style></head>
+<body><main><h1>Hangar</h1><p id="status" role="status">Signing you in…</p></main>
+<script>
+const status = document.getElementById('status')
+const token = location.hash.slice(1)
+history.replaceState(null, '', location.pathname)
+if (!token) status.textContent = 'This sign-in link is incomplete. Run "hangar login" for a fresh one.'
+else fetch('/api/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) })
+  .then(async (response) => {
+    if (response.ok) { location.replace('/'); return }
+    const body = await response.json().catch(() => null)
+    status.textContent = (body && body.error && body.error.message) || 'Sign-in failed.'
+  })
+  .catch(() => { status.textContent = 'Cannot reach the Hangar daemon.' })
+</script></body></html>`
+
+export function registerSessionRoutes(
+  app: Hono<{ Variables: AppVariables }>,
+  deps: Pick<ServerDeps, 'auth'>,
+): void {
+  app.get('/login', (context) => {
+    context.header('Cache-Control', 'no-store')
+    context.header('Referrer-Policy', 'no-referrer')
+    return context.html(LOGIN_PAGE)
+  })
+
+  app.post('/api/login', async (context) => {
+    const body = await readJsonBody(context, z.strictObject({ token: z.string().min(1) }))
+    const { user, sessionToken } = await deps.auth.redeemLoginLink(body.token)
+    setCookie(context, SESSION_COOKIE, sessionToken, {
+      httpOnly: true,
+      sameSite: 'Strict',
+      path: '/',
+      secure: new URL(context.req.url).protocol === 'https:',
+      maxAge: Math.floor(BROWSER_SESSION_TTL_MS / 1000),
+    })
+    return context.json({ user: { id: user.id, name: user.name, role: user.role } })
+  })
+
+  app.post('/api/logout', createAuthMiddleware(deps.auth), async (context) => {
+    await deps.auth.endSession(context.get('principal'))
+    deleteCookie(context, SESSION_COOKIE, { path: '/' })
+    return context.body(null, 204)
+  })
+}

@@ -1,0 +1,57 @@
+// Provider settings per user. The key is write-only: GET says `keyConfigured` and at most its last 4
+// characters. Without an instance key these answer 503 vault_unavailable for key changes only.
+import type { Hono } from 'hono'
+import { z } from 'zod'
+import { AppError } from '../../core/errors.js'
+import type { ServerDeps } from '../app.js'
+import type { AppVariables } from '../auth-middleware.js'
+import { readJsonBody } from '../request-body.js'
+
+const providerName = z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/)
+const putSchema = z.strictObject({
+  apiKey: z.string().max(4096).nullable().optional(),
+  model: z.string().min(1).max(200).nullable().optional(),
+  baseUrl: z
+    .string()
+    .refine((value) => /^https?:\/\//.test(value) && URL.canParse(value), 'expected an http(s) URL')
+    .nullable()
+    .optional(),
+})
+
+function providerParam(value: string): string {
+  const parsed = providerName.safeParse(value)
+  if (!parsed.success) throw new AppError('invalid_request', `"${value}" is not a provider name`)
+  return parsed.data
+}
+
+export function registerSettingsRoutes(
+  app: Hono<{ Variables: AppVariables }>,
+  deps: Pick<ServerDeps, 'credentials'>,
+): void {
+  app.get('/api/settings/providers', async (context) => {
+    return context.json(await deps.credentials.list(context.get('principal').user.id))
+  })
+
+  app.get('/api/settings/providers/:provider', async (context) => {
+    const provider = providerParam(context.req.param('provider'))
+    const view = await deps.credentials.get(context.get('principal').user.id, provider)
+    return context.json(
+      view ?? { provider, keyConfigured: false, keyLast4: null, model: null, baseUrl: null, updatedAt: null },
+    )
+  })
+
+  app.put('/api/settings/providers/:provider', async (context) => {
+    const provider = providerParam(context.req.param('provider'))
+    const body = await readJsonBody(context, putSchema)
+    const principal = context.get('principal')
+    return context.json(await deps.credentials.put(principal, principal.user.id, provider, body))
+  })
+
+  app.delete('/api/settings/providers/:provider', async (context) => {
+    const provider = providerParam(context.req.param('provider'))
+    const principal = context.get('principal')
+    const removed = await deps.credentials.remove(principal, principal.user.id, provider)
+    if (!removed) throw new AppError('not_found', `no settings for provider "${provider}"`)
+    return context.body(null, 204)
+  })
+}
