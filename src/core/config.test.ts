@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest'
+import { type ConfigIssue, parseConfig } from './config.js'
+import { AppError } from './errors.js'
+
+function issuesOf(text: string): ConfigIssue[] {
+  try {
+    parseConfig(text, '/p/hangar.yaml')
+  } catch (error) {
+    expect(error).toBeInstanceOf(AppError)
+    expect((error as AppError).code).toBe('config_invalid')
+    return (error as AppError).details?.issues as ConfigIssue[]
+  }
+  throw new Error('expected a config error')
+}
+
+const FULL = `
+defaultAgent: reviewer
+services:
+  market-api: { url: "http://127.0.0.1:8080", auth: { bearerEnv: MARKET_API_TOKEN } }
+providers:
+  anthropic: { baseUrl: "https://api.anthropic.com", apiKeyEnv: ANTHROPIC_API_KEY }
+  ollama: { baseUrl: "http://127.0.0.1:11434/v1" }
+  vllm: { baseUrl: "http://127.0.0.1:8000/v1" }
+targets:
+  buildbox: { ssh: dev@buildbox, dir: /srv/hangar, port: 22, identityFile: ~/.ssh/id_ed25519 }
+agents:
+  reviewer:
+    adapter: claude-code
+    model: claude-sonnet-4-6
+    skills: [./skills/review]
+    feeds:
+      - { source: market-api, path: /api/v1/summary, ttl: 300 }
+      - { name: alerts, source: market-api, path: "/alerts/{agent}", ttl: 30 }
+    target: buildbox
+    concurrency: 2
+    autoApprove: [safe_create, safe_update]
+    budget: { usd: 5, window: 1d }
+  local:
+    adapter: builtin
+    provider: vllm
+proxy: { feedTimeoutMs: 2000, openaiPlacement: user }
+server: { maxConcurrentRuns: 8 }
+`
+
+describe('config', () => {
+  it('parses the documented example and fills defaults', () => {
+    const config = parseConfig(FULL)
+    expect(config.defaultAgent).toBe('reviewer')
+    expect(config.agents.reviewer).toMatchObject({ adapter: 'claude-code', concurrency: 2, proxy: true, cliArgs: [] })
+    expect(config.agents.local).toMatchObject({ adapter: 'builtin', concurrency: 1, autoApprove: [] })
+    expect(config.proxy).toEqual({
+      feedTimeoutMs: 2000,
+      feedMaxBytes: 32768,
+      feedTotalMaxBytes: 65536,
+      openaiPlacement: 'user',
+      bodyLimitMb: 32,
+    })
+    expect(config.server).toEqual({ maxConcurrentRuns: 8, allowLocalProviders: true })
+  })
+
+  it('treats an empty file as all defaults', () => {
+    expect(parseConfig('').agents).toEqual({})
+    expect(parseConfig('# only a comment\n').server.maxConcurrentRuns).toBe(4)
+  })
+
+  it('names file, line, column and key path of an unknown key, with the allowed keys', () => {
+    const issues = issuesOf('agents:\n  reviewer:\n    adapter: codex\n    modle: gpt-5.5\n')
+    expect(issues).toHaveLength(1)
+    expect(issues[0]).toMatchObject({ file: '/p/hangar.yaml', line: 4, column: 5, path: 'agents.reviewer.modle' })
+    expect(issues[0]?.message).toContain('unknown key "modle"')
+    expect(issues[0]?.message).toContain('model')
+  })
+
+  it('puts the first problem in the message as file:line:column: path: expectation', () => {
+    expect(() => parseConfig('agents:\n  r:\n    adapter: claud\n', '/p/hangar.yaml')).toThrow(
+      /^\/p\/hangar\.yaml:3:14: agents\.r\.adapter: .*claude-code/,
+    )
+  })
+
+  it('reports every problem, not just the first', () => {
+    const issues = issuesOf('bogus: 1\nserver: { maxConcurrentRuns: 0 }\nagents:\n  x: { adapter: codex, concurrency: "two" }\n')
+    expect(issues.map((issue) => issue.path).sort()).toEqual(['agents.x.concurrency', 'bogus', 'server.maxConcurrentRuns'])
+  })
+
+  it('reports YAML syntax errors with their line', () => {
+    const issues = issuesOf('agents:\n  reviewer:\n    adapter: [unclosed\n')
+    expect(issues[0]?.message).toMatch(/^YAML syntax/)
+    expect(issues[0]?.line).toBeGreaterThanOrEqual(3)
+  })
+
+  it('rejects duplicate keys', () => {
+    expect(issuesOf('server: {}\nserver: {}\n')[0]?.line).toBe(2)
+  })
+
+  it('rejects a non-mapping document', () => {
+    expect(issuesOf('- a\n- b\n')[0]?.message).toContain('mapping')
+  })
+
+  it('checks cross references: feed sources, targets, providers, names and defaultAgent', () => {
+    const issues = issuesOf(
+      [
+        'defaultAgent: nobody',
+        'providers:',
+        '  mystery: { apiKeyEnv: KEY }',
+        'agents:',
+        '  codex: { adapter: codex }',
+        '  a:',
+        '    adapter: gemini',
+        '    provider: anthropic',
+        '    target: nowhere',
+        '    feeds: [{ source: missing, path: /x, ttl: 5 }]',
+        '  b: { adapter: builtin, provider: unknown-one }',
+      ].join('\n'),
+    )
+    const byPath = Object.fromEntries(issues.map((issue) => [issue.path, issue]))
+    expect(byPath.defaultAgent?.message).toContain('unknown agent "nobody"')
+    expect(byPath['providers.mystery']?.message).toContain('baseUrl')
+    expect(byPath['agents.codex']?.message).toContain('may not be named like an adapter')
+    expect(byPath['agents.a.provider']?.message).toContain('only to the builtin adapter')
+    expect(byPath['agents.a.target']?.message).toContain('unknown target "nowhere"')
+    expect(byPath['agents.a.feeds[0].source']).toMatchObject({ line: 10 })
+    expect(byPath['agents.a.feeds[0].source']?.message).toContain('unknown source "missing"')
+    expect(byPath['agents.b.provider']?.message).toContain('unknown provider "unknown-one"')
+  })
+
+  it('validates feed paths and ttls, and URLs', () => {
+    const issues = issuesOf(
+      'services:\n  s: { url: "ftp://x" }\nagents:\n  a: { adapter: codex, feeds: [{ source: s, path: relative, ttl: 0 }] }\n',
+    )
+    expect(issues.map((issue) => issue.path).sort()).toEqual(['agents.a.feeds[0].path', 'agents.a.feeds[0].ttl', 'services.s.url'])
+  })
+})

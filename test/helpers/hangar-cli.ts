@@ -1,0 +1,108 @@
+// Runs the built `hangar` binary as a user would (npm test builds it first).
+import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const HANGAR_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/src/bin/hangar.js')
+
+function assertBuilt(): void {
+  if (!existsSync(HANGAR_BIN)) throw new Error(`${HANGAR_BIN} is missing: run "npm run build" (npm test does)`)
+}
+
+export interface CliResult {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+export interface CliOptions {
+  env?: NodeJS.ProcessEnv
+  cwd?: string
+  input?: string
+  timeoutMs?: number
+}
+
+/** An environment with nothing of the caller's Hangar settings in it. */
+export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env }
+  for (const name of Object.keys(env)) if (name.startsWith('HANGAR_')) delete env[name]
+  return { ...env, NO_COLOR: '1', ...extra }
+}
+
+export function runHangar(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  assertBuilt()
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [HANGAR_BIN, ...args], {
+      env: options.env ?? cleanEnv(),
+      cwd: options.cwd ?? process.cwd(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+    })
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString()
+    })
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000)
+    child.on('error', reject)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+    child.stdin.end(options.input ?? '')
+  })
+}
+
+export interface RunningDaemon {
+  child: ChildProcess
+  url: string
+  stdout: () => string
+  stderr: () => string
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+/** Starts `hangar up --port 0 …` and resolves once it prints its URL. */
+export function startDaemon(args: string[], options: CliOptions = {}): Promise<RunningDaemon> {
+  assertBuilt()
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [HANGAR_BIN, 'up', '--port', '0', ...args], {
+      env: options.env ?? cleanEnv(),
+      cwd: options.cwd ?? process.cwd(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)))
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`daemon did not start in time\nstdout: ${stdout}\nstderr: ${stderr}`))
+    }, options.timeoutMs ?? 20_000)
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString()
+    })
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+      const match = /listening on (http:\/\/\S+)/.exec(stdout)
+      if (match && /Sign in: /.test(stdout)) {
+        clearTimeout(timer)
+        resolve({
+          child,
+          url: match[1]!,
+          stdout: () => stdout,
+          stderr: () => stderr,
+          stop: async (signal = 'SIGTERM') => {
+            if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+            return exited
+          },
+        })
+      }
+    })
+    void exited.then((code) => {
+      clearTimeout(timer)
+      reject(new Error(`daemon exited with ${code} before it was ready\nstdout: ${stdout}\nstderr: ${stderr}`))
+    })
+  })
+}
