@@ -12,5 +12,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // A skipped test hides a failure: treat `.only` as an error in CI.
     allowOnly: false,
+    reporters: ['default', './test/setup/summary-reporter.ts'],
   },
 })

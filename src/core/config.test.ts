@@ -46,7 +46,12 @@ describe('config', () => {
   it('parses the documented example and fills defaults', () => {
     const config = parseConfig(FULL)
     expect(config.defaultAgent).toBe('reviewer')
-    expect(config.agents.reviewer).toMatchObject({ adapter: 'claude-code', concurrency: 2, proxy: true, cliArgs: [] })
+    expect(config.agents.reviewer).toMatchObject({
+      adapter: 'claude-code',
+      concurrency: 2,
+      proxy: true,
+      cliArgs: [],
+    })
     expect(config.agents.local).toMatchObject({ adapter: 'builtin', concurrency: 1, autoApprove: [] })
     expect(config.proxy).toEqual({
       feedTimeoutMs: 2000,
@@ -66,7 +71,12 @@ describe('config', () => {
   it('names file, line, column and key path of an unknown key, with the allowed keys', () => {
     const issues = issuesOf('agents:\n  reviewer:\n    adapter: codex\n    modle: gpt-5.5\n')
     expect(issues).toHaveLength(1)
-    expect(issues[0]).toMatchObject({ file: '/p/hangar.yaml', line: 4, column: 5, path: 'agents.reviewer.modle' })
+    expect(issues[0]).toMatchObject({
+      file: '/p/hangar.yaml',
+      line: 4,
+      column: 5,
+      path: 'agents.reviewer.modle',
+    })
     expect(issues[0]?.message).toContain('unknown key "modle"')
     expect(issues[0]?.message).toContain('model')
   })
@@ -78,8 +88,14 @@ describe('config', () => {
   })
 
   it('reports every problem, not just the first', () => {
-    const issues = issuesOf('bogus: 1\nserver: { maxConcurrentRuns: 0 }\nagents:\n  x: { adapter: codex, concurrency: "two" }\n')
-    expect(issues.map((issue) => issue.path).sort()).toEqual(['agents.x.concurrency', 'bogus', 'server.maxConcurrentRuns'])
+    const issues = issuesOf(
+      'bogus: 1\nserver: { maxConcurrentRuns: 0 }\nagents:\n  x: { adapter: codex, concurrency: "two" }\n',
+    )
+    expect(issues.map((issue) => issue.path).sort()).toEqual([
+      'agents.x.concurrency',
+      'bogus',
+      'server.maxConcurrentRuns',
+    ])
   })
 
   it('reports YAML syntax errors with their line', () => {
@@ -127,6 +143,10 @@ describe('config', () => {
     const issues = issuesOf(
       'services:\n  s: { url: "ftp://x" }\nagents:\n  a: { adapter: codex, feeds: [{ source: s, path: relative, ttl: 0 }] }\n',
     )
-    expect(issues.map((issue) => issue.path).sort()).toEqual(['agents.a.feeds[0].path', 'agents.a.feeds[0].ttl', 'services.s.url'])
+    expect(issues.map((issue) => issue.path).sort()).toEqual([
+      'agents.a.feeds[0].path',
+      'agents.a.feeds[0].ttl',
+      'services.s.url',
+    ])
   })
 })

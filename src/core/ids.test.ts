@@ -13,7 +13,10 @@ describe('ids', () => {
     const before = Date.now()
     const id = ulid()
     const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
-    const time = [...id.slice(0, 10)].reduce((value, character) => value * 32 + alphabet.indexOf(character), 0)
+    const time = [...id.slice(0, 10)].reduce(
+      (value, character) => value * 32 + alphabet.indexOf(character),
+      0,
+    )
     expect(time).toBeGreaterThanOrEqual(before - 5)
     expect(time).toBeLessThanOrEqual(Date.now() + 5)
   })

@@ -42,7 +42,8 @@ function checkSameOrigin(context: Context): void {
   if (['GET', 'HEAD', 'OPTIONS'].includes(context.req.method)) return
   const origin = context.req.header('origin')
   const host = context.req.header('host')
-  if (origin && host && new URL(origin).host !== host) {
+  // An opaque origin (`Origin: null`, from a sandboxed frame or a redirect) is never ours.
+  if (origin && host && (!URL.canParse(origin) || new URL(origin).host !== host)) {
     throw new AppError('forbidden', `cross-origin request from ${origin} refused`)
   }
 }

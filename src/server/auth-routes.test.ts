@@ -63,7 +63,10 @@ describe.each(STORE_ENGINES)('auth routes ($name)', (engine) => {
 
     it('answers 401 when the Authorization header is not "Bearer <token>"', async () => {
       const token = await testApp.createPat()
-      await expectUnauthorized(await get('/api/settings/providers', { authorization: `Basic ${token}` }), 'Bearer')
+      await expectUnauthorized(
+        await get('/api/settings/providers', { authorization: `Basic ${token}` }),
+        'Bearer',
+      )
       await expectUnauthorized(await get('/api/settings/providers', { authorization: 'Bearer' }), 'Bearer')
       await expectUnauthorized(
         await get('/api/settings/providers', { authorization: 'Bearer hgr_nonsense' }),
@@ -72,7 +75,10 @@ describe.each(STORE_ENGINES)('auth routes ($name)', (engine) => {
     })
 
     it('answers 401 for a well-formed PAT that was never issued', async () => {
-      await expectUnauthorized(await get('/api/settings/providers', bearer(mintToken('pat').token)), 'not valid')
+      await expectUnauthorized(
+        await get('/api/settings/providers', bearer(mintToken('pat').token)),
+        'not valid',
+      )
     })
 
     it('answers 401 for a PAT with one character changed (bad checksum)', async () => {
@@ -161,7 +167,10 @@ describe.each(STORE_ENGINES)('auth routes ($name)', (engine) => {
       await expectUnauthorized(reused, 'already used')
       expect(reused.headers.get('set-cookie')).toBeNull()
 
-      const logout = await testApp.app.request(`${URL_BASE}/api/logout`, { method: 'POST', headers: { cookie } })
+      const logout = await testApp.app.request(`${URL_BASE}/api/logout`, {
+        method: 'POST',
+        headers: { cookie },
+      })
       expect(logout.status).toBe(204)
       expect(logout.headers.get('set-cookie')).toMatch(/^hangar_session=; Max-Age=0; Path=\//)
       await expectUnauthorized(await get('/api/tokens', { cookie }), 'signed out')
@@ -170,7 +179,10 @@ describe.each(STORE_ENGINES)('auth routes ($name)', (engine) => {
     })
 
     it('answers 401 for a malformed or unknown sign-in link', async () => {
-      const malformed = await testApp.app.request(`${URL_BASE}/api/login`, jsonInit('POST', { token: 'hgl_x' }))
+      const malformed = await testApp.app.request(
+        `${URL_BASE}/api/login`,
+        jsonInit('POST', { token: 'hgl_x' }),
+      )
       await expectUnauthorized(malformed, 'malformed')
       const unknown = await testApp.app.request(
         `${URL_BASE}/api/login`,
@@ -193,6 +205,61 @@ describe.each(STORE_ENGINES)('auth routes ($name)', (engine) => {
         jsonInit('POST', { name: 'from-cli' }, bearer(session)),
       )
       expect(created.status).toBe(201)
+    })
+  })
+
+  describe('CSRF', () => {
+    let cookie: string
+    const evil = { origin: 'http://evil.example', host: 'localhost' }
+
+    beforeEach(async () => {
+      cookie = await testApp.signIn()
+    })
+
+    const request = (path: string, init: RequestInit) => testApp.app.request(`${URL_BASE}${path}`, init)
+    const createToken = (headers: Record<string, string>) =>
+      request('/api/tokens', jsonInit('POST', { name: 'ci' }, { cookie, ...headers }))
+    const tokenCount = async () =>
+      (await testApp.store.forUser(testApp.owner.id).tokens.list({ includeRevoked: true })).length
+
+    it('answers 403 to a cookie-authenticated POST from another origin and writes nothing', async () => {
+      const audit = await testApp.store.forUser(testApp.owner.id).audit.list()
+      const response = await createToken(evil)
+      expect(await errorEnvelopeOf(response, 403)).toEqual(
+        envelope('forbidden', 'cross-origin request from http://evil.example refused'),
+      )
+      expect(await tokenCount()).toBe(0)
+      expect(await testApp.store.forUser(testApp.owner.id).audit.list()).toEqual(audit)
+    })
+
+    // Regression: `new URL('null')` threw, so an opaque origin got 500 internal instead of 403.
+    it('answers 403 to a cookie-authenticated POST from an opaque origin (Origin: null)', async () => {
+      const response = await createToken({ origin: 'null', host: 'localhost' })
+      expect(await errorEnvelopeOf(response, 403)).toEqual(
+        envelope('forbidden', 'cross-origin request from null refused'),
+      )
+      expect(await tokenCount()).toBe(0)
+    })
+
+    it('refuses a cross-origin sign-out, so the session keeps working', async () => {
+      const response = await request('/api/logout', { method: 'POST', headers: { cookie, ...evil } })
+      expect((await errorEnvelopeOf(response, 403)).error.code).toBe('forbidden')
+      expect((await get('/api/tokens', { cookie })).status).toBe(200)
+    })
+
+    it('accepts a same-origin POST and a cross-origin GET', async () => {
+      expect((await createToken({ origin: 'http://localhost', host: 'localhost' })).status).toBe(201)
+      expect((await get('/api/tokens', { cookie, ...evil })).status).toBe(200)
+    })
+
+    it('does not apply to a bearer PAT, which a browser never sends on its own', async () => {
+      const token = await testApp.createPat()
+      const body = { baseUrl: 'http://127.0.0.1:11434/v1' }
+      const response = await request(
+        '/api/settings/providers/ollama',
+        jsonInit('PUT', body, { ...bearer(token), ...evil }),
+      )
+      expect(response.status).toBe(200)
     })
   })
 

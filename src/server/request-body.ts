@@ -19,10 +19,12 @@ export async function readJsonBody<Schema extends z.ZodType>(
   }
   const parsed = schema.safeParse(value)
   if (!parsed.success) {
-    const fields = parsed.error.issues.map((issue) => ({
-      path: issue.path.map(String).join('.') || '(body)',
-      message: issue.message,
-    }))
+    const fields = parsed.error.issues.flatMap((issue) => {
+      const path = issue.path.map(String)
+      // zod reports unknown keys on the object that holds them; name each key as the field.
+      const paths = issue.code === 'unrecognized_keys' ? issue.keys.map((key) => [...path, key]) : [path]
+      return paths.map((segments) => ({ path: segments.join('.') || '(body)', message: issue.message }))
+    })
     const first = fields[0]!
     throw new AppError('invalid_request', `${first.path}: ${first.message}`, { details: { fields } })
   }

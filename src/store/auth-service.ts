@@ -12,6 +12,8 @@ export const DEFAULT_TOKEN_TTL_MS = 90 * 86_400_000
 export const LOGIN_LINK_TTL_MS = 15 * 60_000
 export const INVITE_LINK_TTL_MS = 7 * 86_400_000
 export const BROWSER_SESSION_TTL_MS = 30 * 86_400_000
+/** 100 years. Longer would reach past year 9999, where ISO dates stop sorting (or stop existing). */
+export const MAX_TOKEN_TTL_MS = 36_500 * 86_400_000
 
 export type Principal =
   | { via: 'session'; user: User; sessionId: string; sessionKind: 'browser' | 'cli' }
@@ -68,6 +70,17 @@ export function createAuthService(options: AuthServiceOptions) {
           hint: 'use the web UI or the hangar CLI on the daemon host',
         })
       }
+      const ttlMs = input.expiresInMs ?? DEFAULT_TOKEN_TTL_MS
+      if (!(ttlMs > 0 && ttlMs <= MAX_TOKEN_TTL_MS)) {
+        const maxDays = MAX_TOKEN_TTL_MS / 86_400_000
+        throw new AppError(
+          'invalid_request',
+          `a token lifetime must be more than 0 and at most ${maxDays} days`,
+          {
+            details: { fields: [{ path: 'expiresIn', message: `expected at most ${maxDays} days` }] },
+          },
+        )
+      }
       const minted = mintToken('pat')
       const record = await store.transaction(async (repositories) => {
         const created = await repositories.forUser(userId).tokens.create({
@@ -77,7 +90,7 @@ export function createAuthService(options: AuthServiceOptions) {
           scopes: [...new Set<TokenScope>(['api', ...(input.scopes ?? [])])],
           profile: input.profile ?? null,
           secretHash: minted.secretHash,
-          expiresAt: inFuture(input.expiresInMs ?? DEFAULT_TOKEN_TTL_MS),
+          expiresAt: inFuture(ttlMs),
         })
         await audit(repositories, principal, userId, 'token.create', created.id, {
           name: created.name,

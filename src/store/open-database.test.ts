@@ -15,7 +15,9 @@ describe('open-database', () => {
   })
 
   it('refuses a postgres URL that does not parse', async () => {
-    await expect(openDatabase({ dataDir: await makeTempDir(), url: 'postgres://[broken' })).rejects.toMatchObject({
+    await expect(
+      openDatabase({ dataDir: await makeTempDir(), url: 'postgres://[broken' }),
+    ).rejects.toMatchObject({
       code: 'database_url_invalid',
     })
   })

@@ -52,14 +52,33 @@ describe('cli', () => {
   it('exits 2 on an unknown command or a bad flag value', async () => {
     expect((await runHangar(['frobnicate'])).code).toBe(2)
     const dataDir = await makeTempDir()
-    const result = await runHangar(['token', 'create', '--name', 'x', '--expires-in', 'soon', '--data-dir', dataDir])
+    const result = await runHangar([
+      'token',
+      'create',
+      '--name',
+      'x',
+      '--expires-in',
+      'soon',
+      '--data-dir',
+      dataDir,
+    ])
     expect(result.code).toBe(2)
     expectOneLineError(result.stderr, /--expires-in "soon" is not a duration.*30d/)
   })
 
   it('creates, lists and revokes tokens, with the documented JSON', async () => {
     const dataDir = await makeTempDir()
-    const created = await runHangar(['token', 'create', '--name', 'ci', '--expires-in', '30d', '--json', '--data-dir', dataDir])
+    const created = await runHangar([
+      'token',
+      'create',
+      '--name',
+      'ci',
+      '--expires-in',
+      '30d',
+      '--json',
+      '--data-dir',
+      dataDir,
+    ])
     expect(created.code).toBe(0)
     const token = JSON.parse(created.stdout) as { id: string; name: string; token: string; expiresAt: string }
     expect(token).toMatchObject({ name: 'ci', token: expect.stringMatching(/^hgr_/) })
@@ -67,10 +86,22 @@ describe('cli', () => {
     expect(days).toBeGreaterThan(29.9)
     expect(days).toBeLessThan(30.1)
 
-    const approve = await runHangar(['token', 'create', '--name', 'mcp', '--scope', 'approve', '--json', '--data-dir', dataDir])
+    const approve = await runHangar([
+      'token',
+      'create',
+      '--name',
+      'mcp',
+      '--scope',
+      'approve',
+      '--json',
+      '--data-dir',
+      dataDir,
+    ])
     expect(JSON.parse(approve.stdout).scopes).toEqual(['api', 'approve'])
 
-    const listed = JSON.parse((await runHangar(['token', 'list', '--json', '--data-dir', dataDir])).stdout) as {
+    const listed = JSON.parse(
+      (await runHangar(['token', 'list', '--json', '--data-dir', dataDir])).stdout,
+    ) as {
       id: string
     }[]
     expect(listed.map((item) => item.id).sort()).toEqual([token.id, JSON.parse(approve.stdout).id].sort())
@@ -81,7 +112,9 @@ describe('cli', () => {
     expect(table.stdout).toContain(token.id)
 
     expect((await runHangar(['token', 'revoke', token.id, '--data-dir', dataDir])).code).toBe(0)
-    const after = JSON.parse((await runHangar(['token', 'list', '--json', '--data-dir', dataDir])).stdout) as { id: string }[]
+    const after = JSON.parse(
+      (await runHangar(['token', 'list', '--json', '--data-dir', dataDir])).stdout,
+    ) as { id: string }[]
     expect(after.map((item) => item.id)).not.toContain(token.id)
 
     const missing = await runHangar(['token', 'revoke', 'nosuchtoken', '--data-dir', dataDir])
@@ -92,9 +125,14 @@ describe('cli', () => {
   it('refuses a malformed hangar.yaml naming file, line and key, and touches nothing', async () => {
     const project = await makeTempDir()
     const dataDir = await makeTempDir()
-    await writeFile(path.join(project, 'hangar.yaml'), 'agents:\n  reviewer:\n    adapter: claude-code\n    colour: blue\n')
+    await writeFile(
+      path.join(project, 'hangar.yaml'),
+      'agents:\n  reviewer:\n    adapter: claude-code\n    colour: blue\n',
+    )
     await mkdir(path.join(project, 'src'))
-    const result = await runHangar(['token', 'list', '--data-dir', dataDir], { cwd: path.join(project, 'src') })
+    const result = await runHangar(['token', 'list', '--data-dir', dataDir], {
+      cwd: path.join(project, 'src'),
+    })
     expect(result.code).toBe(2)
     expectOneLineError(result.stderr, /hangar\.yaml:4:5: agents\.reviewer\.colour: unknown key "colour"/)
     expect(await readdir(dataDir)).toEqual([])
@@ -102,7 +140,14 @@ describe('cli', () => {
 
   it('refuses a bad --database URL with exit 2 and an unreachable PostgreSQL with exit 1', async () => {
     const dataDir = await makeTempDir()
-    const bad = await runHangar(['token', 'list', '--database', 'mongodb://localhost/x', '--data-dir', dataDir])
+    const bad = await runHangar([
+      'token',
+      'list',
+      '--database',
+      'mongodb://localhost/x',
+      '--data-dir',
+      dataDir,
+    ])
     expect(bad.code).toBe(2)
     expectOneLineError(bad.stderr, /not supported.*postgres:\/\//)
 
@@ -130,13 +175,19 @@ describe('cli', () => {
     expect(login.stderr).toContain('hangar up')
 
     const added = await runHangar(['users', 'add', 'dana', '--json', '--data-dir', dataDir])
-    expect(JSON.parse(added.stdout)).toMatchObject({ name: 'dana', role: 'member', inviteUrl: expect.stringContaining('/login#hgl_') })
+    expect(JSON.parse(added.stdout)).toMatchObject({
+      name: 'dana',
+      role: 'member',
+      inviteUrl: expect.stringContaining('/login#hgl_'),
+    })
     const again = await runHangar(['users', 'add', 'dana', '--data-dir', dataDir])
     expect(again.code).toBe(1)
     expectOneLineError(again.stderr, /already exists/)
     expect((await runHangar(['users', 'add', 'no spaces', '--data-dir', dataDir])).code).toBe(2)
 
-    const users = JSON.parse((await runHangar(['users', 'list', '--json', '--data-dir', dataDir])).stdout) as { role: string }[]
+    const users = JSON.parse(
+      (await runHangar(['users', 'list', '--json', '--data-dir', dataDir])).stdout,
+    ) as { role: string }[]
     expect(users.map((user) => user.role).sort()).toEqual(['member', 'owner'])
   })
 
@@ -170,7 +221,17 @@ describe('cli', () => {
   it('works against PostgreSQL, where the vault needs HANGAR_SECRET_KEYS', async () => {
     const dataDir = await makeTempDir()
     const database = await freshPostgresUrl()
-    const created = await runHangar(['token', 'create', '--name', 'pg', '--json', '--database', database, '--data-dir', dataDir])
+    const created = await runHangar([
+      'token',
+      'create',
+      '--name',
+      'pg',
+      '--json',
+      '--database',
+      database,
+      '--data-dir',
+      dataDir,
+    ])
     expect(created.code).toBe(0)
     const doctor = await runHangar(['doctor', '--json', '--database', database, '--data-dir', dataDir])
     expect(doctor.code).toBe(0)

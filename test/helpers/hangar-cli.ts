@@ -4,10 +4,14 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-export const HANGAR_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/src/bin/hangar.js')
+export const HANGAR_BIN = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../../dist/src/bin/hangar.js',
+)
 
 function assertBuilt(): void {
-  if (!existsSync(HANGAR_BIN)) throw new Error(`${HANGAR_BIN} is missing: run "npm run build" (npm test does)`)
+  if (!existsSync(HANGAR_BIN))
+    throw new Error(`${HANGAR_BIN} is missing: run "npm run build" (npm test does)`)
 }
 
 export interface CliResult {
@@ -102,7 +106,9 @@ export function startDaemon(args: string[], options: CliOptions = {}): Promise<R
     })
     void exited.then((code) => {
       clearTimeout(timer)
-      reject(new Error(`daemon exited with ${code} before it was ready\nstdout: ${stdout}\nstderr: ${stderr}`))
+      reject(
+        new Error(`daemon exited with ${code} before it was ready\nstdout: ${stdout}\nstderr: ${stderr}`),
+      )
     })
   })
 }

@@ -32,7 +32,10 @@ export interface TestApp {
   /** Signs `user` in through a one-time link, as the login page does; returns a Cookie header value. */
   signIn(user?: User): Promise<string>
   /** A PAT minted directly by the auth service (not over HTTP). */
-  createPat(user?: User, input?: { name?: string; expiresInMs?: number; kind?: 'user' | 'proxy' }): Promise<string>
+  createPat(
+    user?: User,
+    input?: { name?: string; expiresInMs?: number; kind?: 'user' | 'proxy' },
+  ): Promise<string>
   dispose(): Promise<void>
 }
 
