@@ -31,7 +31,7 @@ export function createRedactor(): Redactor {
     let output = input
     for (const secret of known) if (output.includes(secret)) output = output.split(secret).join(REDACTED)
     for (const shape of SECRET_SHAPES) {
-      output = output.replace(shape, (match, scheme?: string) =>
+      output = output.replace(shape, (_match, scheme?: string) =>
         typeof scheme === 'string' && /^(Bearer|Basic)$/.test(scheme) ? `${scheme} ${REDACTED}` : REDACTED,
       )
     }
