@@ -12,7 +12,7 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const problems = []
 
 function walk(directory) {
-  let entries = []
+  let entries
   try {
     entries = readdirSync(directory)
   } catch {

@@ -82,8 +82,7 @@ function defaultKeyId(now: Date): string {
 }
 
 export type KeyringSource =
-  | { keyring: Keyring; origin: 'env' | 'file'; file?: string }
-  | { keyring: null; reason: string }
+  { keyring: Keyring; origin: 'env' | 'file'; file?: string } | { keyring: null; reason: string }
 
 export interface LoadKeyringOptions {
   envValue: string | undefined

@@ -20,6 +20,7 @@ export default async function setup(project: TestProject) {
     throw new Error(
       `PostgreSQL is required by the test suite and is not reachable at ${baseUrl.replace(/:[^:@/]+@/, ':***@')} ` +
         `(${(error as Error).message}). Start it (bash .ci/run does) or set HANGAR_TEST_DATABASE_URL.`,
+      { cause: error },
     )
   }
   const name = `hangar_test_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`

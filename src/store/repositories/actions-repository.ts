@@ -6,13 +6,7 @@ import type { PendingActionsTable } from '../schema.js'
 import { fromJson, nowIso, type RepositoryContext } from './context.js'
 
 export type ActionStatus =
-  | 'pending'
-  | 'applied'
-  | 'rejected'
-  | 'expired'
-  | 'conflict'
-  | 'failed'
-  | 'superseded'
+  'pending' | 'applied' | 'rejected' | 'expired' | 'conflict' | 'failed' | 'superseded'
 
 export interface PendingAction {
   id: string

@@ -1,0 +1,27 @@
+// Lint: ESLint's and typescript-eslint's recommended rules; formatting is Prettier's (npm run format).
+import js from '@eslint/js'
+import tseslint from 'typescript-eslint'
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'coverage/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: {
+      // TypeScript checks names in .ts files; these are the Node globals the plain .mjs scripts use.
+      globals: Object.fromEntries(
+        ['process', 'console', 'URL', 'performance', 'fetch', 'setTimeout', 'clearTimeout', 'Buffer'].map(
+          (name) => [name, 'readonly'],
+        ),
+      ),
+    },
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
+      'no-empty': ['error', { allowEmptyCatch: true }],
+    },
+  },
+)
