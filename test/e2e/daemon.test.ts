@@ -3,7 +3,7 @@ import { readFile, stat } from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { cleanEnv, runHangar, startDaemon } from '../helpers/hangar-cli.js'
+import { cleanEnv, runHangar, startDaemon, waitForOutput } from '../helpers/hangar-cli.js'
 import { freshPostgresUrl, makeTempDir } from '../helpers/store-engines.js'
 
 interface DaemonJson {
@@ -98,7 +98,7 @@ describe('daemon', () => {
   it('warns when it binds a non-loopback address, and still requires auth there', async () => {
     const daemon = await startDaemon(['--host', '0.0.0.0', '--data-dir', await makeTempDir()])
     try {
-      expect(daemon.stderr()).toContain('reachable from the network')
+      await waitForOutput(daemon.stderr, 'reachable from the network')
       const port = new URL(daemon.url).port
       const response = await fetch(`http://127.0.0.1:${port}/api/tokens`)
       expect(response.status).toBe(401)
@@ -114,7 +114,7 @@ describe('daemon', () => {
     try {
       const health = await (await fetch(`${daemon.url}/api/health`)).json()
       expect(health).toMatchObject({ status: 'ok', engine: 'postgres', vault: 'unavailable' })
-      expect(daemon.stderr()).toContain('HANGAR_SECRET_KEYS is not set')
+      await waitForOutput(daemon.stderr, 'HANGAR_SECRET_KEYS is not set')
     } finally {
       await daemon.stop()
     }

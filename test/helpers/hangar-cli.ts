@@ -112,3 +112,13 @@ export function startDaemon(args: string[], options: CliOptions = {}): Promise<R
     })
   })
 }
+
+/** stdout and stderr are separate pipes: a line written to one may arrive after a later line on the other. */
+export async function waitForOutput(read: () => string, text: string, timeoutMs = 5000): Promise<string> {
+  const deadline = Date.now() + timeoutMs
+  while (!read().includes(text)) {
+    if (Date.now() > deadline) throw new Error(`"${text}" did not appear in:\n${read()}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  return read()
+}
