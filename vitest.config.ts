@@ -3,8 +3,8 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    // Creates one fresh PostgreSQL database for this run (HANGAR_TEST_DATABASE_URL) and drops it after.
-    globalSetup: ['test/setup/postgres-global-setup.ts'],
+    // A fresh PostgreSQL database for this run (dropped after), and the pinned real agent CLIs (cached).
+    globalSetup: ['test/setup/postgres-global-setup.ts', 'test/setup/test-clis-global-setup.ts'],
     pool: 'forks',
     // Two cores: two test files at a time.
     maxWorkers: 2,

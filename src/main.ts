@@ -1,11 +1,17 @@
 // The composition root: createRuntime() builds and wires every service. Nothing else builds singletons;
 // the CLI calls this and nothing but this file imports the server.
+import { randomUUID } from 'node:crypto'
 import os from 'node:os'
+import { createDefaultAdapterRegistry } from './adapters/default-adapters.js'
+import { type DetectedAdapter, loadDetection } from './adapters/detection.js'
+import type { AdapterRegistry } from './adapters/registry.js'
+import { createSupervisor, type Supervisor } from './adapters/supervisor.js'
 import type { HangarConfig } from './core/config.js'
 import { type Clock, systemClock } from './core/ids.js'
 import type { Logger } from './core/logger.js'
 import { createRedactor, type Redactor } from './core/redact.js'
 import { createLogger, type LogLevel } from './logger.js'
+import { createRunService, type RunService } from './runs/run-service.js'
 import { createServerApp } from './server/app.js'
 import { checkBindAddress, listen, type RunningServer } from './server/listen.js'
 import { type AuthService, createAuthService } from './store/auth-service.js'
@@ -45,7 +51,14 @@ export interface Runtime {
   readonly config: HangarConfig
   readonly dataDir: string
   readonly projectDir: string
-  readonly info: { version: string; nodeId: string; startedAt: Date }
+  readonly info: { version: string; nodeId: string; startedAt: Date; bootId: string }
+  readonly adapters: AdapterRegistry
+  readonly supervisor: Supervisor
+  readonly runs: RunService
+  /** Installed CLIs, versions and auth states (cached in the data dir for 24 h unless `refresh`). */
+  detectAgents(options?: {
+    refresh?: boolean
+  }): Promise<{ adapters: DetectedAdapter[]; detectedAt: Date; fromCache: boolean }>
   /** The instance owner (created on the first start). */
   readonly owner: User
   readonly ownerCreated: boolean
@@ -128,7 +141,19 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const auth = createAuthService({ store, clock })
     const credentials = createCredentialsService({ store, vaultState })
     const { owner, created } = await ensureOwner(store)
-    const info = { version: VERSION, nodeId: options.nodeId ?? os.hostname(), startedAt: clock() }
+    const info = {
+      version: VERSION,
+      nodeId: options.nodeId ?? os.hostname(),
+      startedAt: clock(),
+      bootId: randomUUID(),
+    }
+    const adapters = createDefaultAdapterRegistry()
+    const runs = createRunService({
+      store,
+      redactor,
+      clock,
+      owner: { node: info.nodeId, pid: process.pid, bootId: info.bootId },
+    })
 
     return {
       store,
@@ -143,6 +168,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       info,
       owner,
       ownerCreated: created,
+      adapters,
+      supervisor: createSupervisor(),
+      runs,
+      detectAgents: (detectOptions = {}) =>
+        loadDetection(adapters.all(), {
+          env,
+          home: env.HOME ?? os.homedir(),
+          dataDir: options.dataDir,
+          refresh: detectOptions.refresh ?? false,
+        }),
       async listen(listenOptions) {
         const { warning } = checkBindAddress(listenOptions.host, { authEnabled: true })
         const app = createServerApp({ store, auth, credentials, log, info })

@@ -2,6 +2,12 @@
 import { runCli } from '../cli/program.js'
 
 const handlers: ((signal: string) => void)[] = []
+const reloadHandlers: (() => void)[] = []
+process.on('SIGHUP', () => {
+  // Only the daemon reloads on SIGHUP; anything else keeps the default meaning (the terminal went away).
+  if (reloadHandlers.length === 0) process.exit(129)
+  for (const handler of reloadHandlers) handler()
+})
 let signalled = 0
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
@@ -14,9 +20,16 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 const code = await runCli(
   process.argv.slice(2),
-  { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() },
+  {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    env: process.env,
+    cwd: process.cwd(),
+  },
   {
     onShutdown: (handler) => handlers.push(handler),
+    onReload: (handler) => reloadHandlers.push(handler),
   },
 )
 process.exitCode = code

@@ -5,6 +5,8 @@ import { AppError, describeError, isAppError } from '../core/errors.js'
 export interface CliIo {
   stdout: NodeJS.WritableStream
   stderr: NodeJS.WritableStream
+  /** Absent in tests that give no input; a TTY is never read for a prompt. */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean }
   env: NodeJS.ProcessEnv
   cwd: string
 }

@@ -2,8 +2,10 @@
 // and exit 1 (2 for usage and config errors).
 import { Command, CommanderError } from 'commander'
 import { VERSION } from '../version.js'
+import { registerAgentsCommand } from './commands/agents-command.js'
 import { registerDoctorCommand } from './commands/doctor-command.js'
 import { registerLoginCommands } from './commands/login-command.js'
+import { registerRunCommand } from './commands/run-command.js'
 import { registerSecretsCommand } from './commands/secrets-command.js'
 import { registerTokenCommand } from './commands/token-command.js'
 import { registerUpCommand } from './commands/up-command.js'
@@ -13,6 +15,8 @@ import { type CliIo, EXIT, ExitWith, exitCodeOf, printError } from './output.js'
 export interface RunOptions {
   /** Called with the daemon's shutdown handler; the bin wires it to SIGINT/SIGTERM. */
   onShutdown?: (handler: (signal: string) => void) => void
+  /** Called with the daemon's reload handler; the bin wires it to SIGHUP. */
+  onReload?: (handler: () => void) => void
 }
 
 export function buildProgram(io: CliIo, options: RunOptions = {}): Command {
@@ -29,7 +33,12 @@ export function buildProgram(io: CliIo, options: RunOptions = {}): Command {
     .exitOverride()
 
   const globals = () => program.opts<GlobalOptions>()
-  registerUpCommand(program, io, globals, { onShutdown: options.onShutdown ?? (() => {}) })
+  registerUpCommand(program, io, globals, {
+    onShutdown: options.onShutdown ?? (() => {}),
+    onReload: options.onReload ?? (() => {}),
+  })
+  registerRunCommand(program, io, globals, { onShutdown: options.onShutdown ?? (() => {}) })
+  registerAgentsCommand(program, io, globals)
   registerLoginCommands(program, io, globals)
   registerTokenCommand(program, io, globals)
   registerSecretsCommand(program, io, globals)

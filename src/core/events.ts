@@ -53,6 +53,8 @@ export interface RunStartEvent {
   model?: string
   cwd: string
   proxied: boolean
+  /** Skills given to the agent and how they reached it (its native folder, an instruction file, the prompt). */
+  skills?: { strategy: 'native' | 'file' | 'prompt'; names: string[] }
 }
 export interface TextDeltaEvent {
   type: 'text-delta'

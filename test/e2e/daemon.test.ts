@@ -24,6 +24,10 @@ describe('daemon', () => {
       expect(daemon.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
       expect(daemon.stdout()).toMatch(/sqlite store at .*hangar\.db/)
       expect(daemon.stdout()).toContain('Created the owner account')
+      // One detection line per adapter, then a re-detection on SIGHUP.
+      await waitForOutput(daemon.stdout, '✗ cursor-agent (not installed')
+      daemon.child.kill('SIGHUP')
+      await waitForOutput(daemon.stdout, 'Agents detected again (SIGHUP):')
 
       const info = await readDaemonJson(dataDir)
       expect(info).toMatchObject({

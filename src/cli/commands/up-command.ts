@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Command } from 'commander'
 import { AppError } from '../../core/errors.js'
+import { describeDetection } from '../../adapters/detection.js'
 import type { Runtime } from '../../main.js'
 import { type GlobalOptions, openRuntime, resolveDataDir } from '../context.js'
 import { readDaemonFile, removeDaemonFile, writeDaemonFile } from '../daemon-file.js'
@@ -10,6 +11,13 @@ import { type CliIo, usageError } from '../output.js'
 import { DEFAULT_PORT, loginUrl } from './login-command.js'
 
 const CLI_SESSION_TTL_MS = 365 * 86_400_000
+
+export interface DaemonSignals {
+  /** SIGINT / SIGTERM: stop cleanly. */
+  onShutdown(handler: (signal: string) => void): void
+  /** SIGHUP: detect the agent CLIs again. */
+  onReload(handler: () => void): void
+}
 
 interface UpOptions {
   host: string
@@ -32,7 +40,7 @@ export function registerUpCommand(
   program: Command,
   io: CliIo,
   globals: () => GlobalOptions,
-  signals: { onShutdown(handler: (signal: string) => void): void },
+  signals: DaemonSignals,
 ): void {
   program
     .command('up')
@@ -66,7 +74,7 @@ async function serveUntilStopped(
   runtime: Runtime,
   io: CliIo,
   address: { host: string; port: number },
-  signals: { onShutdown(handler: (signal: string) => void): void },
+  signals: DaemonSignals,
 ): Promise<void> {
   let server: Awaited<ReturnType<Runtime['listen']>>
   try {
@@ -96,6 +104,17 @@ async function serveUntilStopped(
   say(`✓ listening on ${server.url}`)
   say(`Sign in: ${loginUrl(server.url, await runtime.auth.createLoginLink(runtime.owner.id))}`)
   say('(the link works once, within 15 minutes; run "hangar login" for another)')
+  const detection = await runtime.detectAgents()
+  for (const adapter of detection.adapters) say(describeDetection(adapter))
+  signals.onReload(() => {
+    void runtime.detectAgents({ refresh: true }).then(
+      (fresh) => {
+        say('Agents detected again (SIGHUP):')
+        for (const adapter of fresh.adapters) say(describeDetection(adapter))
+      },
+      (error: unknown) => runtime.log.error('agent detection failed', { error }),
+    )
+  })
 
   await new Promise<void>((resolve) => {
     let stopping = false

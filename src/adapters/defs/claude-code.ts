@@ -1,0 +1,112 @@
+// Claude Code (`claude`): `-p` with the prompt on stdin, stream-json with token deltas, edits accepted
+// without asking (the default `-p` mode denies Write). Pointed at an endpoint by ANTHROPIC_BASE_URL.
+import path from 'node:path'
+import { createClaudeStreamParser } from '../parsers/claude-stream.js'
+import { ADAPTER_SPECIFICATION_VERSION, type AdapterDef, type AuthState, type LaunchInput } from '../types.js'
+import {
+  childEnvironment,
+  configDirectory,
+  firstSetVariable,
+  firstVersion,
+  isRecord,
+  spawnCommand,
+  withoutVersionSuffix,
+} from './launch-helpers.js'
+
+const SIGN_IN_HINT = 'run `claude` and sign in, or set ANTHROPIC_API_KEY'
+
+function claudeEnvironment(input: LaunchInput): Record<string, string> {
+  const environment = childEnvironment(input)
+  // Switches off telemetry, error reporting, update checks and the other calls to api.anthropic.com.
+  environment.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = '1'
+  environment.DISABLE_AUTOUPDATER = '1'
+  const endpoint = input.endpoint
+  if (endpoint) {
+    environment.ANTHROPIC_BASE_URL = withoutVersionSuffix(endpoint.baseUrl)
+    if (endpoint.apiKey !== undefined) {
+      environment.ANTHROPIC_API_KEY = endpoint.apiKey
+      // One credential only: a bearer token left in the environment would be sent instead of the key.
+      delete environment.ANTHROPIC_AUTH_TOKEN
+    }
+  }
+  return environment
+}
+
+/** Reads `.credentials.json` (subscription login): expired only when it cannot refresh itself. */
+function credentialsFileState(file: string, content: unknown, now: Date): AuthState | undefined {
+  if (!isRecord(content)) return undefined
+  const oauth = content.claudeAiOauth
+  if (!isRecord(oauth) || typeof oauth.accessToken !== 'string') return undefined
+  const expiresAt = typeof oauth.expiresAt === 'number' ? oauth.expiresAt : undefined
+  const canRefresh = typeof oauth.refreshToken === 'string' && oauth.refreshToken !== ''
+  if (expiresAt !== undefined && expiresAt < now.getTime() && !canRefresh) {
+    return { state: 'expired', source: file, hint: 'run `claude` and sign in again' }
+  }
+  return { state: 'ok', source: file }
+}
+
+export const claudeCodeAdapter = {
+  specificationVersion: ADAPTER_SPECIFICATION_VERSION,
+  id: 'claude-code',
+  displayName: 'Claude Code',
+  binaries: ['claude'],
+  configDir: '.claude',
+  versionArgs: ['--version'],
+  parseVersion: firstVersion,
+  capabilities: {
+    streaming: true,
+    resume: true,
+    surgicalEdit: true,
+    nativeSkillLoading: true,
+    permissionMode: true,
+    contextWindowHint: 200_000,
+  },
+  skills: { kind: 'native', directory: '.claude/skills' },
+  endpointFamilies: ['anthropic'],
+  verified: true,
+
+  async probeAuth(input) {
+    const variable = firstSetVariable(input.env, [
+      'ANTHROPIC_API_KEY',
+      'ANTHROPIC_AUTH_TOKEN',
+      'CLAUDE_CODE_OAUTH_TOKEN',
+    ])
+    if (variable) return { state: 'ok', source: variable }
+    const directory = configDirectory(input, 'CLAUDE_CONFIG_DIR', '.claude')
+    const credentialsFile = path.join(directory, '.credentials.json')
+    const fromFile = credentialsFileState(credentialsFile, await input.readJson(credentialsFile), input.now)
+    if (fromFile) return fromFile
+    // An API key approved in the interactive setup is kept in ~/.claude.json.
+    const settingsFile = path.join(input.home, '.claude.json')
+    const settings = await input.readJson(settingsFile)
+    if (isRecord(settings) && typeof settings.primaryApiKey === 'string') {
+      return { state: 'ok', source: settingsFile }
+    }
+    return { state: 'missing', hint: SIGN_IN_HINT }
+  },
+
+  buildLaunch(input) {
+    const model = input.model ?? input.endpoint?.model
+    const args = [
+      '-p',
+      '--output-format',
+      'stream-json',
+      // stream-json in print mode refuses to run without --verbose.
+      '--verbose',
+      '--include-partial-messages',
+      '--permission-mode',
+      'acceptEdits',
+      ...(model === undefined ? [] : ['--model', model]),
+      ...(input.resumeSessionId === undefined ? [] : ['--resume', input.resumeSessionId]),
+      ...input.extraArgs,
+    ]
+    return {
+      ...spawnCommand(input.executable, args),
+      env: claudeEnvironment(input),
+      stdin: input.prompt,
+      files: [],
+    }
+  },
+
+  createParser: (context) => createClaudeStreamParser(context),
+} satisfies AdapterDef

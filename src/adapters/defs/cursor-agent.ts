@@ -1,0 +1,65 @@
+// Cursor Agent (`cursor-agent`, lately also installed as `agent`). UNVERIFIED: no registry package ships
+// it, so this definition follows Cursor's documentation (print mode, stream-json with partial output,
+// --force, --trust, --workspace, --resume <chatId>) and is tested only against a fake CLI replaying the
+// documented format. It has no base-URL setting, so it always runs on its own login, unproxied.
+import { createCursorStreamParser } from '../parsers/cursor-stream.js'
+import { ADAPTER_SPECIFICATION_VERSION, type AdapterDef } from '../types.js'
+import { childEnvironment, firstSetVariable, firstVersion, spawnCommand } from './launch-helpers.js'
+
+export const cursorAgentAdapter = {
+  specificationVersion: ADAPTER_SPECIFICATION_VERSION,
+  id: 'cursor-agent',
+  displayName: 'Cursor Agent',
+  // `agent` is a generic name other tools use too, so the unambiguous one goes first.
+  binaries: ['cursor-agent', 'agent'],
+  configDir: '.cursor',
+  versionArgs: ['--version'],
+  parseVersion: firstVersion,
+  capabilities: {
+    streaming: true,
+    resume: true,
+    surgicalEdit: true,
+    nativeSkillLoading: false,
+    permissionMode: true,
+    contextWindowHint: null,
+  },
+  skills: { kind: 'file', file: '.cursorrules' },
+  endpointFamilies: [],
+  verified: false,
+
+  async probeAuth(input) {
+    const variable = firstSetVariable(input.env, ['CURSOR_API_KEY'])
+    if (variable) return { state: 'ok', source: variable }
+    // Its login is stored in a place the documentation does not describe: no clear signal.
+    return { state: 'unknown', hint: 'run `cursor-agent login`, or set CURSOR_API_KEY' }
+  },
+
+  buildLaunch(input) {
+    const args = [
+      '-p',
+      '--output-format',
+      'stream-json',
+      '--stream-partial-output',
+      // Runs tool calls without asking (rules in .cursor/cli-config.json still deny what they deny).
+      '--force',
+      // Headless runs otherwise stop at the workspace-trust prompt.
+      '--trust',
+      '--workspace',
+      input.cwd,
+      ...(input.model === undefined ? [] : ['--model', input.model]),
+      ...(input.resumeSessionId === undefined ? [] : ['--resume', input.resumeSessionId]),
+      ...input.extraArgs,
+      // The documented headless form takes the prompt as the last argument.
+      input.prompt,
+    ]
+    return {
+      ...spawnCommand(input.executable, args),
+      // No endpoint mapping: Cursor cannot be pointed at a base URL.
+      env: childEnvironment(input),
+      stdin: null,
+      files: [],
+    }
+  },
+
+  createParser: (context) => createCursorStreamParser(context),
+} satisfies AdapterDef

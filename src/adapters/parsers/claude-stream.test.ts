@@ -1,0 +1,274 @@
+import { describe, expect, it } from 'vitest'
+import type { AgentEvent } from '../../core/events.js'
+import { createClaudeStreamParser } from './claude-stream.js'
+
+const CWD = '/work/repo'
+const SESSION = 'session-1'
+
+function feed(lines: Array<string | object>) {
+  const parser = createClaudeStreamParser({ cwd: CWD })
+  const events: AgentEvent[] = lines.flatMap((line) =>
+    parser.line(typeof line === 'string' ? line : JSON.stringify(line)),
+  )
+  const finished = parser.finish()
+  return { events: [...events, ...finished.events], outcome: finished.outcome }
+}
+
+const init = {
+  type: 'system',
+  subtype: 'init',
+  cwd: CWD,
+  session_id: SESSION,
+  tools: ['Write'],
+  model: 'claude-opus-5-5',
+}
+const assistant = (id: string, block: object) => ({
+  type: 'assistant',
+  message: { id, role: 'assistant', model: 'claude-opus-5-5', content: [block] },
+  parent_tool_use_id: null,
+  session_id: SESSION,
+})
+const streamEvent = (event: object) => ({
+  type: 'stream_event',
+  event,
+  session_id: SESSION,
+  parent_tool_use_id: null,
+})
+const textDelta = (text: string) =>
+  streamEvent({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } })
+const success = {
+  type: 'result',
+  subtype: 'success',
+  is_error: false,
+  result: 'done',
+  session_id: SESSION,
+  total_cost_usd: 0.25,
+  usage: {
+    input_tokens: 10,
+    cache_creation_input_tokens: 20,
+    cache_read_input_tokens: 30,
+    output_tokens: 40,
+  },
+  modelUsage: { 'claude-opus-5-5': {} },
+}
+
+describe('claude-stream', () => {
+  it('reports a tool call, its result, the file change and the final text when Claude writes a file', () => {
+    const { events, outcome } = feed([
+      init,
+      assistant('msg_1', {
+        type: 'tool_use',
+        id: 'toolu_1',
+        name: 'Write',
+        input: { file_path: `${CWD}/a.txt`, content: 'x\n' },
+      }),
+      {
+        type: 'user',
+        message: {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'File created' }],
+        },
+        tool_use_result: {
+          type: 'create',
+          filePath: `${CWD}/a.txt`,
+          content: 'x\n',
+          structuredPatch: [],
+          originalFile: null,
+        },
+        session_id: SESSION,
+      },
+      assistant('msg_2', { type: 'text', text: 'done' }),
+      success,
+    ])
+    expect(events.slice(0, 4)).toEqual([
+      {
+        type: 'tool-call',
+        toolCallId: 'toolu_1',
+        name: 'Write',
+        input: { file_path: `${CWD}/a.txt`, content: 'x\n' },
+      },
+      { type: 'tool-result', toolCallId: 'toolu_1', output: 'File created', isError: false },
+      {
+        type: 'file-change',
+        path: 'a.txt',
+        kind: 'create',
+        diff: '--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1,1 @@\n+x\n',
+      },
+      { type: 'text-delta', text: 'done' },
+    ])
+    expect(outcome.completed).toBe(true)
+  })
+
+  it('turns an Edit structuredPatch into a unified diff of a modified file', () => {
+    const { events } = feed([
+      assistant('msg_1', {
+        type: 'tool_use',
+        id: 'toolu_1',
+        name: 'Edit',
+        input: { file_path: `${CWD}/b.txt` },
+      }),
+      {
+        type: 'user',
+        message: {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'ok' }] }],
+        },
+        tool_use_result: {
+          filePath: `${CWD}/b.txt`,
+          originalFile: 'old\n',
+          structuredPatch: [{ oldStart: 1, oldLines: 1, newStart: 1, newLines: 1, lines: ['-old', '+new'] }],
+        },
+      },
+    ])
+    expect(events).toContainEqual({
+      type: 'file-change',
+      path: 'b.txt',
+      kind: 'modify',
+      diff: '--- a/b.txt\n+++ b/b.txt\n@@ -1,1 +1,1 @@\n-old\n+new\n',
+    })
+  })
+
+  it('reports no file change when the write was denied', () => {
+    const { events } = feed([
+      assistant('msg_1', {
+        type: 'tool_use',
+        id: 'toolu_1',
+        name: 'Write',
+        input: { file_path: `${CWD}/a.txt` },
+      }),
+      {
+        type: 'user',
+        message: {
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_1', content: 'permission denied', is_error: true },
+          ],
+        },
+        tool_use_result: 'Error: permission denied',
+      },
+    ])
+    expect(events).toEqual([
+      expect.objectContaining({ type: 'tool-call' }),
+      { type: 'tool-result', toolCallId: 'toolu_1', output: 'permission denied', isError: true },
+    ])
+  })
+
+  it('emits thinking as reasoning and streamed deltas only once when partial messages repeat them whole', () => {
+    const { events } = feed([
+      streamEvent({ type: 'message_start', message: { id: 'msg_1', content: [] } }),
+      streamEvent({
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'thinking_delta', thinking: 'hm' },
+      }),
+      streamEvent({
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'signature_delta', signature: 'sig' },
+      }),
+      assistant('msg_1', { type: 'thinking', thinking: 'hm', signature: 'sig' }),
+      textDelta('he'),
+      textDelta('llo'),
+      assistant('msg_1', { type: 'text', text: 'hello' }),
+      streamEvent({ type: 'message_stop' }),
+      assistant('msg_2', { type: 'thinking', thinking: 'not streamed' }),
+    ])
+    expect(events).toEqual([
+      { type: 'reasoning-delta', text: 'hm' },
+      { type: 'text-delta', text: 'he' },
+      { type: 'text-delta', text: 'llo' },
+      { type: 'reasoning-delta', text: 'not streamed' },
+    ])
+  })
+
+  it('reports disjoint usage with cost, the model and the session id from the result', () => {
+    const { events, outcome } = feed([init, success])
+    const usage = {
+      inputTokens: 10,
+      outputTokens: 40,
+      cacheReadTokens: 30,
+      cacheWriteTokens: 20,
+      costUsd: 0.25,
+    }
+    expect(events).toEqual([{ type: 'usage', source: 'agent', model: 'claude-opus-5-5', ...usage }])
+    expect(outcome).toEqual({ completed: true, sessionId: SESSION, usage })
+  })
+
+  it('reports the cost of this run only when a resumed session reports cumulative totals', () => {
+    const resumed = {
+      ...success,
+      total_cost_usd: 0.3,
+      modelUsage: { 'claude-opus-5-5': { costUSD: 0.3 } },
+      model_usage_since_last_result: { 'claude-opus-5-5': { costUSD: 0.1 } },
+    }
+    const { outcome } = feed([resumed])
+    expect(outcome.usage?.costUsd).toBe(0.1)
+  })
+
+  it('reports a retryable error for api_retry and a failure for an authentication error', () => {
+    const message = 'Failed to authenticate. API Error: 401 {"type":"error"}'
+    const { events, outcome } = feed([
+      init,
+      {
+        type: 'system',
+        subtype: 'api_retry',
+        attempt: 1,
+        max_retries: 1,
+        retry_delay_ms: 500,
+        error_status: 401,
+        error: 'authentication_failed',
+      },
+      {
+        type: 'assistant',
+        message: {
+          id: 'x',
+          model: '<synthetic>',
+          role: 'assistant',
+          content: [{ type: 'text', text: message }],
+        },
+      },
+      {
+        type: 'result',
+        subtype: 'success',
+        is_error: true,
+        api_error_status: 401,
+        result: message,
+        session_id: SESSION,
+      },
+    ])
+    expect(events).toEqual([
+      {
+        type: 'error',
+        code: 'unauthorized',
+        message: 'API request failed with status 401 (authentication_failed); retry 1/1 in 500 ms',
+        retryable: true,
+      },
+      { type: 'error', code: 'unauthorized', message, retryable: false },
+    ])
+    expect(outcome).toEqual({
+      completed: true,
+      sessionId: SESSION,
+      failure: { code: 'unauthorized', message },
+    })
+  })
+
+  it('is not completed when the stream stops before the result (a cancel)', () => {
+    const { outcome } = feed([init, assistant('msg_1', { type: 'text', text: 'working' })])
+    expect(outcome).toEqual({ completed: false, sessionId: SESSION })
+  })
+
+  it('drops known noise, ignores blank lines and keeps unknown or cut-off lines as raw', () => {
+    const cut = JSON.stringify(success).slice(0, 40)
+    const { events } = feed([
+      { type: 'system', subtype: 'status', status: 'requesting' },
+      '   ',
+      { type: 'something_new', session_id: SESSION },
+      cut,
+      'plain text',
+    ])
+    expect(events).toEqual([
+      { type: 'raw', stream: 'stdout', value: '{"type":"something_new","session_id":"session-1"}' },
+      { type: 'raw', stream: 'stdout', value: cut },
+      { type: 'raw', stream: 'stdout', value: 'plain text' },
+    ])
+  })
+})

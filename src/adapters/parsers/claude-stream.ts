@@ -1,0 +1,272 @@
+// Parses `claude -p --output-format stream-json --verbose [--include-partial-messages]` (Claude Code 2.1):
+// one JSON object per line with `type` and `session_id` (notes §4, "Claude").
+import type { AgentEvent, UsageTotals } from '../../core/events.js'
+import type { ParserContext, ParserOutcome, StreamParser } from '../types.js'
+import { codeForFailure, codeForHttpStatus, errorEvent } from './agent-error-codes.js'
+import { CLAUDE_FILE_TOOLS, claudeFileChange } from './claude-file-change.js'
+import {
+  guarded,
+  isObject,
+  type JsonObject,
+  numberField,
+  objectField,
+  parseJsonLine,
+  raw,
+  stringField,
+} from './parse-helpers.js'
+import { agentUsageEvent, costUsd, singleKey, tokenCount, usageTotals } from './usage-totals.js'
+
+/** `system` subtypes that carry nothing for the event log, dropped on purpose. */
+const IGNORED_SYSTEM_SUBTYPES: ReadonlySet<string> = new Set([
+  // "requesting" progress pings sent with partial messages.
+  'status',
+  // A running estimate of thinking tokens; real usage arrives with `result`.
+  'thinking_tokens',
+  // A redraw hint for the TUI (the first line under --bare).
+  'ui_invalidate',
+])
+
+/** Raw Anthropic stream events whose content reaches us again whole, in the `assistant` lines. */
+const IGNORED_STREAM_EVENTS: ReadonlySet<string> = new Set([
+  'content_block_start',
+  'content_block_stop',
+  'message_delta',
+  'message_stop',
+  'ping',
+])
+
+/** Deltas we do not stream: tool input arrives whole in the `assistant` line; signatures are opaque. */
+const IGNORED_DELTAS: ReadonlySet<string> = new Set([
+  'input_json_delta',
+  'signature_delta',
+  'citations_delta',
+])
+
+type Handled = AgentEvent[] | undefined
+
+export function createClaudeStreamParser(context: ParserContext): StreamParser {
+  let sessionId: string | undefined
+  let completed = false
+  let failure: ParserOutcome['failure']
+  let usage: UsageTotals | undefined
+  // The message the partial-message deltas belong to (from `message_start`).
+  let streamMessageId = ''
+  // Message ids whose text or thinking already went out as deltas: their whole blocks are not repeated.
+  const streamedText = new Set<string>()
+  const streamedThinking = new Set<string>()
+  const toolUses = new Map<string, { name: string; input: JsonObject | undefined }>()
+
+  function onSystem(line: JsonObject): Handled {
+    const subtype = stringField(line, 'subtype') ?? ''
+    if (subtype === 'init') return []
+    if (subtype === 'api_retry') return [apiRetryError(line)]
+    return IGNORED_SYSTEM_SUBTYPES.has(subtype) ? [] : undefined
+  }
+
+  function onStreamEvent(line: JsonObject): Handled {
+    const event = objectField(line, 'event')
+    const eventType = stringField(event, 'type')
+    if (!event || !eventType) return undefined
+    if (eventType === 'message_start') {
+      streamMessageId =
+        stringField(objectField(event, 'message'), 'id') ?? stringField(line, 'api_message_id') ?? ''
+      return []
+    }
+    if (eventType !== 'content_block_delta') return IGNORED_STREAM_EVENTS.has(eventType) ? [] : undefined
+    const delta = objectField(event, 'delta')
+    const deltaType = stringField(delta, 'type') ?? ''
+    const messageId = streamMessageId || (stringField(line, 'api_message_id') ?? '')
+    if (deltaType === 'text_delta') {
+      const text = stringField(delta, 'text')
+      if (text === undefined) return undefined
+      streamedText.add(messageId)
+      return text ? [{ type: 'text-delta', text }] : []
+    }
+    if (deltaType === 'thinking_delta') {
+      const text = stringField(delta, 'thinking')
+      if (text === undefined) return undefined
+      streamedThinking.add(messageId)
+      return text ? [{ type: 'reasoning-delta', text }] : []
+    }
+    return IGNORED_DELTAS.has(deltaType) ? [] : undefined
+  }
+
+  function onAssistant(line: JsonObject, text: string): Handled {
+    const message = objectField(line, 'message')
+    const content = message?.content
+    if (!Array.isArray(content)) return undefined
+    // Claude's own stand-in message for an API error; `result` repeats its text and becomes the error.
+    if (stringField(message, 'model') === '<synthetic>') return []
+    const messageId = stringField(message, 'id') ?? ''
+    const events: AgentEvent[] = []
+    let understood = true
+    for (const block of content) {
+      const blockType = isObject(block) ? stringField(block, 'type') : undefined
+      if (!isObject(block) || blockType === undefined) {
+        understood = false
+      } else if (blockType === 'text') {
+        const value = stringField(block, 'text')
+        if (value && !streamedText.has(messageId)) events.push({ type: 'text-delta', text: value })
+      } else if (blockType === 'thinking') {
+        const value = stringField(block, 'thinking')
+        if (value && !streamedThinking.has(messageId)) events.push({ type: 'reasoning-delta', text: value })
+      } else if (blockType === 'tool_use') {
+        const id = stringField(block, 'id')
+        const name = stringField(block, 'name')
+        if (!id || !name) {
+          understood = false
+          continue
+        }
+        const input = block.input ?? {}
+        toolUses.set(id, { name, input: isObject(input) ? input : undefined })
+        events.push({ type: 'tool-call', toolCallId: id, name, input })
+      } else if (blockType !== 'redacted_thinking') {
+        understood = false
+      }
+    }
+    return understood ? events : [...events, raw(text)]
+  }
+
+  function onUser(line: JsonObject, text: string): Handled {
+    const content = objectField(line, 'message')?.content
+    // A plain string is the prompt replayed back; nothing new.
+    if (typeof content === 'string') return []
+    if (!Array.isArray(content)) return undefined
+    const results = content.filter((block) => isObject(block) && block.type === 'tool_result')
+    // `tool_use_result` describes the line's one tool result; with several it is ambiguous.
+    const toolUseResult = results.length === 1 ? objectField(line, 'tool_use_result') : undefined
+    const events: AgentEvent[] = []
+    let understood = true
+    for (const block of content) {
+      const blockType = isObject(block) ? stringField(block, 'type') : undefined
+      if (!isObject(block) || blockType === undefined) {
+        understood = false
+      } else if (blockType === 'tool_result') {
+        const toolCallId = stringField(block, 'tool_use_id')
+        if (!toolCallId) {
+          understood = false
+          continue
+        }
+        const isError = block.is_error === true
+        events.push({ type: 'tool-result', toolCallId, output: toolOutput(block.content), isError })
+        const use = toolUses.get(toolCallId)
+        if (isError || !use || !CLAUDE_FILE_TOOLS.has(use.name)) continue
+        const change = claudeFileChange(context.cwd, use.name, use.input, toolUseResult)
+        if (change) events.push(change)
+      } else if (blockType !== 'text' && blockType !== 'image') {
+        // Text blocks here are interruption notices and prompt echoes.
+        understood = false
+      }
+    }
+    return understood ? events : [...events, raw(text)]
+  }
+
+  function onResult(line: JsonObject): Handled {
+    completed = true
+    sessionId = stringField(line, 'session_id') ?? sessionId
+    const events: AgentEvent[] = []
+    const reported = objectField(line, 'usage')
+    if (reported) {
+      usage = usageTotals(
+        tokenCount(reported.input_tokens),
+        tokenCount(reported.output_tokens),
+        tokenCount(reported.cache_read_input_tokens),
+        tokenCount(reported.cache_creation_input_tokens),
+        runCost(line),
+      )
+      const perModel = objectField(line, 'model_usage_since_last_result') ?? objectField(line, 'modelUsage')
+      events.push(agentUsageEvent(usage, singleKey(perModel)))
+    }
+    const subtype = stringField(line, 'subtype') ?? ''
+    if (line.is_error === true || subtype.startsWith('error')) {
+      const message = resultMessage(line, subtype)
+      const code = codeForFailure(numberField(line, 'api_error_status'), message)
+      failure = { code, message }
+      events.push(errorEvent(code, message, false))
+    }
+    return events
+  }
+
+  function handle(text: string): AgentEvent[] {
+    if (text.trim() === '') return []
+    const line = parseJsonLine(text)
+    if (!line) return [raw(text)]
+    sessionId ??= stringField(line, 'session_id')
+    let events: Handled
+    switch (line.type) {
+      case 'system':
+        events = onSystem(line)
+        break
+      case 'stream_event':
+        events = onStreamEvent(line)
+        break
+      case 'assistant':
+        events = onAssistant(line, text)
+        break
+      case 'user':
+        events = onUser(line, text)
+        break
+      case 'result':
+        events = onResult(line)
+        break
+    }
+    return events ?? [raw(text)]
+  }
+
+  return {
+    line: guarded(handle),
+    finish() {
+      const outcome: ParserOutcome = { completed }
+      if (failure) outcome.failure = failure
+      if (sessionId) outcome.sessionId = sessionId
+      if (usage) outcome.usage = usage
+      return { events: [], outcome }
+    },
+  }
+}
+
+/** A tool result's content: text blocks joined into one string, anything else kept as JSON. */
+function toolOutput(content: unknown): unknown {
+  if (content === undefined || content === null) return ''
+  if (!Array.isArray(content)) return content
+  const texts = content.map((block) => (isObject(block) && block.type === 'text' ? block.text : undefined))
+  return texts.every((value) => typeof value === 'string') ? texts.join('\n') : content
+}
+
+function apiRetryError(line: JsonObject): AgentEvent {
+  const status = numberField(line, 'error_status')
+  const reason =
+    typeof line.error === 'string' ? line.error : stringField(objectField(line, 'error'), 'message')
+  const attempt = numberField(line, 'attempt')
+  const maxRetries = numberField(line, 'max_retries')
+  const delay = numberField(line, 'retry_delay_ms')
+  let message = `API request failed${status === undefined ? '' : ` with status ${status}`}`
+  if (reason) message += ` (${reason})`
+  if (attempt !== undefined)
+    message += `; retry ${attempt}${maxRetries === undefined ? '' : `/${maxRetries}`}`
+  if (delay !== undefined) message += ` in ${delay} ms`
+  return errorEvent(codeForHttpStatus(status) ?? 'upstream_error', message, true)
+}
+
+/**
+ * The cost of this run. On a resumed session `total_cost_usd` (like `modelUsage`) adds up the whole
+ * session, while `usage` counts this run only; `model_usage_since_last_result` has this run's cost.
+ */
+function runCost(line: JsonObject): number | undefined {
+  const sinceLast = objectField(line, 'model_usage_since_last_result')
+  const costs = Object.values(sinceLast ?? {}).map((model) =>
+    isObject(model) ? costUsd(model.costUSD) : undefined,
+  )
+  if (costs.length > 0 && costs.every((cost) => cost !== undefined)) {
+    return costs.reduce((sum, cost) => sum + cost, 0)
+  }
+  return costUsd(line.total_cost_usd)
+}
+
+function resultMessage(line: JsonObject, subtype: string): string {
+  const result = stringField(line, 'result')
+  if (result) return result
+  const errors = Array.isArray(line.errors) ? line.errors.filter((item) => typeof item === 'string') : []
+  if (errors.length > 0) return errors.join('\n')
+  return `Claude Code ended the turn with ${subtype || 'an error'}`
+}

@@ -1,0 +1,125 @@
+import { execFileSync } from 'node:child_process'
+import { mkdir, mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { loadSkill, placeSkills } from './skills.js'
+
+async function makeSkill(root: string, name: string, options: { assets?: boolean } = {}) {
+  const directory = path.join(root, 'skills', name)
+  await mkdir(path.join(directory, 'references'), { recursive: true })
+  await writeFile(
+    path.join(directory, 'SKILL.md'),
+    `---\nname: ${name}\ndescription: Reviews code for ${name}\n---\nRead references/checklist.md first.\n`,
+  )
+  await writeFile(path.join(directory, 'references', 'checklist.md'), '- tests pass\n')
+  await writeFile(path.join(directory, 'references', 'unused.md'), 'not named in the body\n')
+  if (options.assets) {
+    await mkdir(path.join(directory, 'assets'))
+    await writeFile(path.join(directory, 'assets', 'logo.txt'), 'logo')
+  }
+  return directory
+}
+
+async function gitWorkspace(root: string) {
+  const workspace = path.join(root, 'repo')
+  await mkdir(workspace)
+  execFileSync('git', ['init', '-q'], { cwd: workspace })
+  return workspace
+}
+
+const exclude = (workspace: string) =>
+  readFile(path.join(workspace, '.git/info/exclude'), 'utf8').catch(() => '')
+const exists = (file: string) =>
+  stat(file).then(
+    () => true,
+    () => false,
+  )
+
+describe('skills', () => {
+  it('loads a skill with the references its body names', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'hangar-skill-'))
+    const skill = await loadSkill(await makeSkill(root, 'review'))
+    expect(skill).toMatchObject({ name: 'review', description: 'Reviews code for review', hasAssets: false })
+    expect(skill.references.map((reference) => reference.path)).toEqual(['references/checklist.md'])
+  })
+
+  it('refuses a folder without SKILL.md or without a valid name', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'hangar-skill-'))
+    await expect(loadSkill(root)).rejects.toMatchObject({ code: 'config_invalid' })
+    await writeFile(path.join(root, 'SKILL.md'), '---\ndescription: x\n---\nbody')
+    await expect(loadSkill(root)).rejects.toThrow(/front-matter needs a name/)
+  })
+
+  it('copies skills into the native folder, excludes them from git, and removes them afterwards', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'hangar-skill-'))
+    const workspace = await gitWorkspace(root)
+    const skill = await loadSkill(await makeSkill(root, 'review'))
+    const placed = await placeSkills(
+      [skill],
+      { kind: 'native', directory: '.claude/skills' },
+      workspace,
+      'do it',
+      'run_1',
+    )
+    expect(placed).toMatchObject({ strategy: 'native', prompt: 'do it', placed: ['.claude/skills/review'] })
+    expect((await stat(path.join(workspace, '.claude/skills/review/SKILL.md'))).isFile()).toBe(true)
+    expect(await exclude(workspace)).toContain('# hangar:run_1\n/.claude/skills/review\n# /hangar:run_1')
+    expect(execFileSync('git', ['status', '--porcelain'], { cwd: workspace }).toString()).toBe('')
+    await placed.cleanup()
+    expect(await exists(path.join(workspace, '.claude'))).toBe(false)
+    expect(await exclude(workspace)).not.toContain('hangar:run_1')
+  })
+
+  it('never overwrites the user’s files: an existing target falls back to the prompt', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'hangar-skill-'))
+    const workspace = await gitWorkspace(root)
+    await writeFile(path.join(workspace, 'AGENTS.md'), 'the user’s own instructions\n')
+    const skill = await loadSkill(await makeSkill(root, 'review'))
+    const placed = await placeSkills(
+      [skill],
+      { kind: 'file', file: 'AGENTS.md' },
+      workspace,
+      'do it',
+      'run_2',
+    )
+    expect(placed.strategy).toBe('prompt')
+    expect(placed.prompt).toContain('<skill name="review"')
+    expect(placed.prompt.endsWith('do it')).toBe(true)
+    expect(await readFile(path.join(workspace, 'AGENTS.md'), 'utf8')).toBe('the user’s own instructions\n')
+    await placed.cleanup()
+    expect(await readFile(path.join(workspace, 'AGENTS.md'), 'utf8')).toBe('the user’s own instructions\n')
+  })
+
+  it('writes an instruction file when there is none, and removes it afterwards', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'hangar-skill-'))
+    const workspace = await gitWorkspace(root)
+    const skill = await loadSkill(await makeSkill(root, 'review'))
+    const placed = await placeSkills(
+      [skill],
+      { kind: 'file', file: 'GEMINI.md' },
+      workspace,
+      'do it',
+      'run_3',
+    )
+    expect(placed).toMatchObject({ strategy: 'file', prompt: 'do it', placed: ['GEMINI.md'] })
+    const text = await readFile(path.join(workspace, 'GEMINI.md'), 'utf8')
+    expect(text).toContain('- tests pass')
+    expect(text).not.toContain('not named in the body')
+    await placed.cleanup()
+    expect(await readdir(workspace)).toEqual(['.git'])
+  })
+
+  it('injects skills into the prompt and copies their assets into the workspace', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'hangar-skill-'))
+    const workspace = await gitWorkspace(root)
+    const skill = await loadSkill(await makeSkill(root, 'brand', { assets: true }))
+    const placed = await placeSkills([skill], { kind: 'prompt' }, workspace, 'make a page', 'run_4')
+    expect(placed.strategy).toBe('prompt')
+    expect(placed.prompt).toContain('.hangar/skills/brand/assets')
+    expect(await readFile(path.join(workspace, '.hangar/skills/brand/assets/logo.txt'), 'utf8')).toBe('logo')
+    expect(execFileSync('git', ['status', '--porcelain'], { cwd: workspace }).toString()).toBe('')
+    await placed.cleanup()
+    expect(await readdir(workspace)).toEqual(['.git'])
+  })
+})

@@ -1,0 +1,190 @@
+// Skills: a folder with SKILL.md (front-matter `name`, `description`), optional `references/` and
+// `assets/`. They reach an agent in one of three ways, picked by its capability: copied into its native
+// skills folder, written as an instruction file (AGENTS.md, GEMINI.md, .cursorrules), or put into the
+// prompt. Hangar never overwrites a user's file — where its target exists it falls back to the prompt —
+// lists what it placed in .git/info/exclude, and removes all of it when the run ends.
+import { execFile } from 'node:child_process'
+import { cp, mkdir, readdir, readFile, rm, rmdir, stat, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { promisify } from 'node:util'
+import { parse as parseYaml } from 'yaml'
+import { AppError } from '../core/errors.js'
+import type { SkillStrategy } from './types.js'
+
+const execFileAsync = promisify(execFile)
+
+export interface Skill {
+  name: string
+  description: string
+  directory: string
+  /** SKILL.md without its front-matter. */
+  body: string
+  /** Files under references/ that the body names, with their text. */
+  references: { path: string; text: string }[]
+  hasAssets: boolean
+}
+
+export interface PlacedSkills {
+  /** What was used in the end (the capability's strategy, or `prompt` as the fallback). */
+  strategy: SkillStrategy['kind'] | 'none'
+  /** The prompt to send: the user's, with skills prepended when they go by prompt. */
+  prompt: string
+  /** Workspace-relative paths Hangar created. */
+  placed: string[]
+  cleanup(): Promise<void>
+}
+
+const exists = (file: string) =>
+  stat(file)
+    .then(() => true)
+    .catch(() => false)
+
+export async function loadSkill(directory: string): Promise<Skill> {
+  const file = path.join(directory, 'SKILL.md')
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch {
+    throw new AppError('config_invalid', `skill ${directory} has no SKILL.md`, {
+      hint: 'a skill is a folder with a SKILL.md whose front-matter has name and description',
+    })
+  }
+  const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/.exec(text)
+  const frontMatter = match ? (parseYaml(match[1]!) as Record<string, unknown> | null) : null
+  const name = typeof frontMatter?.name === 'string' ? frontMatter.name.trim() : ''
+  if (!/^[a-zA-Z0-9][a-zA-Z0-9._-]*$/.test(name)) {
+    throw new AppError(
+      'config_invalid',
+      `${file}: front-matter needs a name of letters, digits, ".", "_" or "-"`,
+    )
+  }
+  const body = (match ? match[2]! : text).trim()
+  const referencesDirectory = path.join(directory, 'references')
+  const referenceFiles = await readdir(referencesDirectory).catch(() => [] as string[])
+  const references = []
+  for (const entry of referenceFiles.sort()) {
+    if (!body.includes(`references/${entry}`)) continue
+    references.push({
+      path: `references/${entry}`,
+      text: await readFile(path.join(referencesDirectory, entry), 'utf8'),
+    })
+  }
+  return {
+    name,
+    description: typeof frontMatter?.description === 'string' ? frontMatter.description.trim() : '',
+    directory,
+    body,
+    references,
+    hasAssets: await exists(path.join(directory, 'assets')),
+  }
+}
+
+/** The git exclude file of a workspace (worktrees included), or null outside git. */
+async function gitExcludeFile(workspace: string): Promise<string | null> {
+  try {
+    const { stdout } = await execFileAsync('git', ['rev-parse', '--git-path', 'info/exclude'], {
+      cwd: workspace,
+    })
+    return path.resolve(workspace, stdout.trim())
+  } catch {
+    return null
+  }
+}
+
+/** Lists Hangar's files in the exclude file, between marker comments (git has no trailing comments). */
+async function addExcludes(workspace: string, marker: string, paths: string[]): Promise<() => Promise<void>> {
+  const file = await gitExcludeFile(workspace)
+  if (!file || paths.length === 0) return async () => {}
+  const begin = `# hangar:${marker}`
+  const end = `# /hangar:${marker}`
+  await mkdir(path.dirname(file), { recursive: true })
+  const before = await readFile(file, 'utf8').catch(() => '')
+  const block = [begin, ...paths.map((entry) => `/${entry}`), end].join('\n')
+  await writeFile(file, `${before}${before && !before.endsWith('\n') ? '\n' : ''}${block}\n`)
+  return async () => {
+    const lines = (await readFile(file, 'utf8').catch(() => '')).split('\n')
+    const first = lines.indexOf(begin)
+    const last = lines.indexOf(end, first)
+    if (first === -1 || last === -1) return
+    lines.splice(first, last - first + 1)
+    await writeFile(file, lines.join('\n'))
+  }
+}
+
+export function skillsPrompt(skills: readonly Skill[], prompt: string, assetsRoot?: string): string {
+  const blocks = skills.map((skill) => {
+    const references = skill.references.map(
+      (reference) => `\n\n[${reference.path}]\n${reference.text.trim()}`,
+    )
+    const assets =
+      skill.hasAssets && assetsRoot ? `\n\n(Its assets are in ${assetsRoot}/${skill.name}/assets.)` : ''
+    return `<skill name="${skill.name}" description="${skill.description.replace(/"/g, "'")}">\n${skill.body}${references.join('')}${assets}\n</skill>`
+  })
+  return blocks.length ? `${blocks.join('\n\n')}\n\n${prompt}` : prompt
+}
+
+const ASSETS_DIRECTORY = '.hangar/skills'
+
+/** Puts skills where the agent will find them; `marker` (the run id) tags the exclude lines. */
+export async function placeSkills(
+  skills: readonly Skill[],
+  strategy: SkillStrategy,
+  workspace: string,
+  prompt: string,
+  marker: string,
+): Promise<PlacedSkills> {
+  if (skills.length === 0) return { strategy: 'none', prompt, placed: [], cleanup: async () => {} }
+  const placed: string[] = []
+  let kind: PlacedSkills['strategy'] = strategy.kind
+  let finalPrompt = prompt
+
+  if (strategy.kind === 'native') {
+    const targets = skills.map((skill) => path.join(strategy.directory, skill.name))
+    if ((await Promise.all(targets.map((target) => exists(path.join(workspace, target))))).some(Boolean))
+      kind = 'prompt'
+    else {
+      for (const [index, skill] of skills.entries()) {
+        // A copy, not a symlink: the agent may run in a sandbox that cannot follow links out of the workspace.
+        await cp(skill.directory, path.join(workspace, targets[index]!), { recursive: true })
+        placed.push(targets[index]!)
+      }
+    }
+  } else if (strategy.kind === 'file') {
+    if (await exists(path.join(workspace, strategy.file))) kind = 'prompt'
+    else {
+      await writeFile(path.join(workspace, strategy.file), `${skillsPrompt(skills, '').trim()}\n`)
+      placed.push(strategy.file)
+    }
+  }
+  if (kind !== 'native') {
+    const withAssets = skills.filter((skill) => skill.hasAssets)
+    for (const skill of withAssets) {
+      const target = path.join(ASSETS_DIRECTORY, skill.name, 'assets')
+      await cp(path.join(skill.directory, 'assets'), path.join(workspace, target), { recursive: true })
+      placed.push(target)
+    }
+    if (kind === 'prompt') finalPrompt = skillsPrompt(skills, prompt, ASSETS_DIRECTORY)
+  }
+  const removeExcludes = await addExcludes(workspace, marker, placed)
+  return {
+    strategy: kind,
+    prompt: finalPrompt,
+    placed,
+    async cleanup() {
+      for (const entry of placed) {
+        await rm(path.join(workspace, entry), { recursive: true, force: true })
+        // Remove the folders Hangar made on the way, but only once empty (another run may use them).
+        for (let parent = path.dirname(entry); parent !== '.'; parent = path.dirname(parent)) {
+          if (
+            !(await rmdir(path.join(workspace, parent)).then(
+              () => true,
+              () => false,
+            ))
+          )
+            break
+        }
+      }
+      await removeExcludes()
+    },
+  }
+}

@@ -1,0 +1,77 @@
+import { mkdtemp } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { createSupervisor, groupAlive, STDERR_TAIL_BYTES } from './supervisor.js'
+import type { LaunchPlan } from './types.js'
+
+const shell = (script: string, stdin: string | null = null): LaunchPlan => ({
+  command: '/bin/sh',
+  args: ['-c', script],
+  env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+  stdin,
+  files: [],
+})
+
+describe('supervisor', () => {
+  it('feeds stdin, splits stdout into lines (including a last line without newline), and reports the exit', async () => {
+    const lines: string[] = []
+    const handle = await createSupervisor().start(
+      shell('cat; printf "partial"', 'one\ntwo\r\nthree ✓\n'),
+      os.tmpdir(),
+      { onLine: (line) => lines.push(line) },
+    )
+    const exit = await handle.exited
+    expect(lines).toEqual(['one', 'two', 'three ✓', 'partial'])
+    expect(exit).toEqual({ code: 0, signal: null, cancelled: false })
+  })
+
+  it('keeps only a bounded tail of stderr', async () => {
+    const handle = await createSupervisor().start(
+      shell(`head -c ${STDERR_TAIL_BYTES * 3} /dev/zero | tr '\\0' x >&2; echo END >&2`),
+      os.tmpdir(),
+      { onLine: () => {} },
+    )
+    await handle.exited
+    expect(handle.stderrTail().length).toBeLessThanOrEqual(STDERR_TAIL_BYTES)
+    expect(handle.stderrTail().trim().endsWith('END')).toBe(true)
+  })
+
+  it('writes the plan files before spawning', async () => {
+    const directory = await mkdtemp(path.join(os.tmpdir(), 'hangar-sup-'))
+    const file = path.join(directory, 'nested', 'settings.json')
+    const lines: string[] = []
+    const handle = await createSupervisor().start(
+      { ...shell(`cat "${file}"`), files: [{ path: file, content: '{"a":1}\n' }] },
+      directory,
+      { onLine: (line) => lines.push(line) },
+    )
+    await handle.exited
+    expect(lines).toEqual(['{"a":1}'])
+  })
+
+  it('cancels the whole process group, escalating to SIGKILL for a child that ignores SIGTERM', async () => {
+    const lines: string[] = []
+    const handle = await createSupervisor().start(
+      // A grandchild that ignores SIGTERM and would outlive its parent.
+      shell(
+        `sh -c 'trap "" TERM; echo child-ready; while true; do sleep 0.1; done' & echo parent-ready; wait`,
+      ),
+      os.tmpdir(),
+      { onLine: (line) => lines.push(line) },
+    )
+    while (lines.length < 2) await new Promise((resolve) => setTimeout(resolve, 20))
+    await handle.cancel(300)
+    const exit = await handle.exited
+    expect(exit.cancelled).toBe(true)
+    expect(groupAlive(handle.pgid)).toBe(false)
+  })
+
+  it('fails to start a missing executable with a clear error', async () => {
+    await expect(
+      createSupervisor().start({ ...shell(''), command: '/nonexistent/agent' }, os.tmpdir(), {
+        onLine: () => {},
+      }),
+    ).rejects.toMatchObject({ code: 'ENOENT' })
+  })
+})

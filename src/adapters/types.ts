@@ -1,0 +1,160 @@
+// The adapter contract (adapter-v1). An adapter is data plus pure functions: how to find, launch, talk
+// to and parse one agent CLI. One supervisor spawns them all; one parser per output format.
+import type { AdapterId } from '../core/adapter-ids.js'
+import type { AgentEvent, UsageTotals } from '../core/events.js'
+
+export const ADAPTER_SPECIFICATION_VERSION = 'adapter-v1' as const
+
+/** The wire format a CLI's model traffic uses; the proxy has one route per family. */
+export type ModelFamily = 'anthropic' | 'openai-chat' | 'openai-responses' | 'gemini'
+
+/**
+ * Where a run's model traffic goes. The proxy (a later milestone) swaps `baseUrl` for its own URL; every
+ * adapter reads the endpoint from here only, so that stays one seam.
+ * `baseUrl` conventions: anthropic without `/v1`, openai-* with `/v1`, gemini the API root.
+ */
+export interface ModelEndpoint {
+  family: ModelFamily
+  baseUrl: string
+  apiKey?: string
+  model?: string
+}
+
+export interface AdapterCapabilities {
+  /** Token-level (or at least event-level) output while the run goes; false = one result at the end. */
+  streaming: boolean
+  /** Can continue its own earlier session. */
+  resume: boolean
+  /** Edits files by patch/replace rather than rewriting them whole. */
+  surgicalEdit: boolean
+  /** Loads skills from a folder in the workspace by itself. */
+  nativeSkillLoading: boolean
+  /** Has a permission/approval mode we can set headlessly. */
+  permissionMode: boolean
+  /** Typical context window of its default model, in tokens, when known. */
+  contextWindowHint: number | null
+}
+
+/** How skills reach the agent: copied into its native folder, placed as an instruction file, or prompted. */
+export type SkillStrategy =
+  { kind: 'native'; directory: string } | { kind: 'file'; file: string } | { kind: 'prompt' }
+
+/** What detection resolved: the file to execute (and the interpreter, when it needs a special one). */
+export interface ResolvedExecutable {
+  /** Absolute path of what to spawn (a native binary, or a script run by `interpreter`). */
+  path: string
+  /** e.g. a Node 24 for OpenClaw; absent = spawn `path` directly. */
+  interpreter?: string
+}
+
+export interface LaunchInput {
+  prompt: string
+  /** The workspace: the agent's cwd. */
+  cwd: string
+  model?: string | undefined
+  endpoint?: ModelEndpoint | undefined
+  /** The CLI's own session id to continue (from an earlier run's `run-end.sessionId`). */
+  resumeSessionId?: string | undefined
+  /** A private per-run directory (settings files, TMPDIR); removed after the run. */
+  runDir: string
+  /** HOME for the CLI: the user's own by default (their login lives there), or an isolated one. */
+  home: string
+  isolatedHome: boolean
+  /** The base environment (already without Hangar's own secrets). */
+  env: Readonly<Record<string, string | undefined>>
+  /** Profile `cliArgs`, passed as they are. */
+  extraArgs: readonly string[]
+  executable: ResolvedExecutable
+  /** Upper bound for CLIs that need one (OpenClaw has no turn limit). */
+  timeoutSeconds: number
+}
+
+export interface LaunchFile {
+  /** Absolute path; only inside `runDir` or an isolated `home`, never the user's own config. */
+  path: string
+  content: string
+  mode?: number
+}
+
+export interface LaunchPlan {
+  command: string
+  args: string[]
+  /** The complete environment of the child. */
+  env: Record<string, string>
+  /** Written to stdin, then closed; null closes stdin at once. */
+  stdin: string | null
+  /** Written before spawning. */
+  files: LaunchFile[]
+}
+
+export interface ParserOutcome {
+  /** The CLI's own final event was seen (a run without it was cancelled or crashed, whatever the exit code). */
+  completed: boolean
+  /** The final event reports a failed turn (API error, auth error…). */
+  failure?: { code: string; message: string }
+  /** The CLI's session id, for resume. */
+  sessionId?: string
+  /** Totals the CLI reported itself (used when the run was not proxied). */
+  usage?: UsageTotals
+}
+
+export interface StreamParser {
+  /** One stdout line without its newline. Returns events in order. Never throws. */
+  line(text: string): AgentEvent[]
+  /** Called once after the process exited: trailing events and the outcome. */
+  finish(): { events: AgentEvent[]; outcome: ParserOutcome }
+}
+
+export interface ParserContext {
+  /** The workspace, to report `file-change` paths relative to it. */
+  cwd: string
+}
+
+export type AuthStateName = 'ok' | 'missing' | 'expired' | 'unknown'
+
+export interface AuthState {
+  state: AuthStateName
+  /** Where the credential was found (an env var name or a file path), never its value. */
+  source?: string
+  /** One line telling the user how to fix it, when not ok. */
+  hint?: string
+}
+
+export interface AuthProbeInput {
+  env: Readonly<Record<string, string | undefined>>
+  home: string
+  exists(file: string): Promise<boolean>
+  /** Parsed JSON, or undefined when missing or not JSON. */
+  readJson(file: string): Promise<unknown>
+  now: Date
+}
+
+export interface AdapterDef {
+  specificationVersion: typeof ADAPTER_SPECIFICATION_VERSION
+  id: Exclude<AdapterId, 'builtin'>
+  displayName: string
+  /** Names to look for on PATH, in order. */
+  binaries: readonly string[]
+  /** The CLI's config dir, relative to HOME (e.g. `.claude`). */
+  configDir: string
+  versionArgs: readonly string[]
+  /** The version in `--version` output, or null. */
+  parseVersion(output: string): string | null
+  /** Maps the PATH hit to what must really be spawned (Copilot's native binary, OpenClaw under Node 24). */
+  resolveExecutable?(
+    found: string,
+    env: Readonly<Record<string, string | undefined>>,
+  ): Promise<ResolvedExecutable>
+  capabilities: AdapterCapabilities
+  skills: SkillStrategy
+  /** The endpoint families it can be pointed at, preferred first. */
+  endpointFamilies: readonly ModelFamily[]
+  /** False when we could not run the real CLI (Cursor Agent): shown in `hangar agents`. */
+  verified: boolean
+  probeAuth(input: AuthProbeInput): Promise<AuthState>
+  /** Pure: argv, env, stdin and files for a run (a resume when `resumeSessionId` is set). */
+  buildLaunch(input: LaunchInput): LaunchPlan
+  createParser(context: ParserContext): StreamParser
+  /** Seconds between SIGTERM and SIGKILL on cancel. */
+  cancelGraceSeconds?: number
+}

@@ -1,0 +1,23 @@
+// hangar agents — which agent CLIs are installed, their versions, sign-in state and capabilities.
+import type { Command } from 'commander'
+import { describeDetection } from '../../adapters/detection.js'
+import { type GlobalOptions, withRuntime } from '../context.js'
+import { type CliIo, printJson } from '../output.js'
+
+export function registerAgentsCommand(program: Command, io: CliIo, globals: () => GlobalOptions): void {
+  program
+    .command('agents')
+    .description('list agent CLIs: installed or not, version, sign-in state and capabilities')
+    .option('--refresh', 'detect again instead of using the cached result (kept 24 h)')
+    .option('--json', 'print the detection results as JSON')
+    .action(async (options: { refresh?: boolean; json?: boolean }) => {
+      const detection = await withRuntime(io, globals(), (runtime) =>
+        runtime.detectAgents({ refresh: options.refresh ?? false }),
+      )
+      if (options.json) return printJson(io, detection.adapters)
+      for (const adapter of detection.adapters) io.stdout.write(`${describeDetection(adapter)}\n`)
+      io.stderr.write(
+        `(detected ${detection.fromCache ? `${detection.detectedAt.toISOString()}, cached; --refresh to detect again` : 'just now'})\n`,
+      )
+    })
+}

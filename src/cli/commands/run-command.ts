@@ -1,0 +1,167 @@
+// hangar run — one run of an agent, in process, in place (or --isolate), every event stored and shown.
+import { stat } from 'node:fs/promises'
+import path from 'node:path'
+import type { Command } from 'commander'
+import { endpointForAdapter } from '../../adapters/model-endpoint.js'
+import { loadSkill } from '../../adapters/skills.js'
+import { AppError } from '../../core/errors.js'
+import type { Runtime } from '../../main.js'
+import { executeCliRun } from '../../runs/execute-cli-run.js'
+import { createIsolatedWorktree } from '../../runs/isolated-worktree.js'
+import { resolveAgent } from '../../runs/resolve-agent.js'
+import { type GlobalOptions, openRuntime } from '../context.js'
+import { type CliIo, EXIT, ExitWith, usageError } from '../output.js'
+import { createRunPrinter } from '../run-output.js'
+
+interface RunOptions {
+  agent?: string
+  model?: string
+  cwd?: string
+  isolate?: boolean
+  json?: boolean
+  yes?: boolean
+  resume?: string
+}
+
+const EXIT_BY_STATUS: Record<string, number> = {
+  succeeded: EXIT.ok,
+  failed: EXIT.failed,
+  interrupted: EXIT.failed,
+  awaiting_confirmation: EXIT.awaitingConfirmation,
+  cancelled: EXIT.cancelled,
+}
+
+async function readPrompt(io: CliIo, words: string[]): Promise<string> {
+  if (words.length > 0 && !(words.length === 1 && words[0] === '-')) return words.join(' ')
+  if (!io.stdin || io.stdin.isTTY)
+    throw usageError('no prompt given', 'hangar run "what to do", or pipe it on stdin')
+  let text = ''
+  for await (const chunk of io.stdin) text += chunk.toString()
+  if (!text.trim()) throw usageError('the prompt on stdin is empty')
+  return text.trim()
+}
+
+async function runOnce(
+  runtime: Runtime,
+  io: CliIo,
+  prompt: string,
+  options: RunOptions,
+  onCancel: (handler: () => void) => void,
+) {
+  const cwd = path.resolve(io.cwd, options.cwd ?? '.')
+  if (
+    !(await stat(cwd).then(
+      (info) => info.isDirectory(),
+      () => false,
+    ))
+  ) {
+    throw usageError(`--cwd ${cwd} is not a directory`)
+  }
+  const owner = runtime.owner
+  const previous = options.resume ? await runtime.store.forUser(owner.id).runs.get(options.resume) : undefined
+  if (options.resume && !previous)
+    throw new AppError('not_found', `no run ${options.resume}`, { hint: 'see hangar runs list' })
+  if (previous && !previous.sessionId) {
+    throw new AppError('conflict', `run ${previous.id} has no agent session to resume`, {
+      hint: 'only runs whose agent reported a session id can be resumed',
+    })
+  }
+  const { adapters } = await runtime.detectAgents()
+  const agent = resolveAgent(options.agent ?? previous?.agent, {
+    config: runtime.config,
+    registry: runtime.adapters,
+    detected: adapters,
+  })
+  if (previous && previous.adapter !== agent.adapter.id) {
+    throw usageError(
+      `run ${previous.id} was made by ${previous.adapter}; it cannot be resumed with ${agent.adapter.id}`,
+    )
+  }
+  if (previous && !agent.adapter.capabilities.resume)
+    throw usageError(`${agent.adapter.id} cannot resume a session`)
+
+  const workspace = options.isolate
+    ? await createIsolatedWorktree(cwd, runtime.dataDir, `run-${Date.now().toString(36)}`)
+    : (previous?.cwd ?? cwd)
+  const endpoint = endpointForAdapter(agent.adapter, io.env, runtime.config.providers)
+  const model = options.model ?? agent.profile?.model ?? endpoint?.model
+  const skills = await Promise.all(
+    (agent.profile?.skills ?? []).map((directory) => loadSkill(path.resolve(runtime.projectDir, directory))),
+  )
+
+  const printer = createRunPrinter(io, { json: options.json ?? false })
+  const active = await runtime.runs.start(
+    owner.id,
+    {
+      agent: agent.name,
+      adapter: agent.adapter.id,
+      model: model ?? null,
+      prompt,
+      cwd: workspace,
+      ...(previous && { continues: previous.id }),
+    },
+    (envelopes) => envelopes.forEach(printer),
+  )
+  const controller = new AbortController()
+  onCancel(() => controller.abort())
+  const end = await executeCliRun(
+    active,
+    {
+      agent: agent.name,
+      adapter: agent.adapter,
+      executable: agent.detected.executable!,
+      prompt,
+      cwd: workspace,
+      model,
+      endpoint,
+      resumeSessionId: previous?.sessionId ?? undefined,
+      extraArgs: agent.profile?.cliArgs ?? [],
+      skills,
+      isolateHome: agent.profile?.isolateHome ?? false,
+      env: io.env,
+    },
+    {
+      supervisor: runtime.supervisor,
+      signal: controller.signal,
+      runFilesRoot: path.join(runtime.dataDir, 'runs'),
+    },
+  )
+  const run = await active.end(end)
+  if (options.isolate && !options.json) io.stderr.write(`The isolated worktree is at ${workspace}\n`)
+  return run
+}
+
+export function registerRunCommand(
+  program: Command,
+  io: CliIo,
+  globals: () => GlobalOptions,
+  signals: { onShutdown(handler: (signal: string) => void): void },
+): void {
+  program
+    .command('run')
+    .description('run an agent once on a prompt, here and now (Ctrl-C cancels)')
+    .argument('[prompt...]', 'what the agent should do (or "-" / nothing to read it from stdin)')
+    .option(
+      '--agent <name>',
+      'a profile from hangar.yaml or an adapter id (default: defaultAgent, else the first signed-in CLI)',
+    )
+    .option('--model <model>', 'the model to ask for')
+    .option('--cwd <dir>', 'where the agent works (default: the current directory)')
+    .option('--isolate', 'work in a fresh git worktree instead of in place')
+    .option('--json', 'print one event envelope per line')
+    .option('--yes', 'approve safe_* proposals without asking (built-in agent)')
+    .option('--resume <runId>', "continue that run's agent session")
+    .action(async (words: string[], options: RunOptions) => {
+      const prompt = await readPrompt(io, words)
+      const runtime = await openRuntime(io, globals())
+      try {
+        const run = await runOnce(runtime, io, prompt, options, (handler) =>
+          signals.onShutdown(() => handler()),
+        )
+        const code = EXIT_BY_STATUS[run.status] ?? EXIT.failed
+        if (code !== EXIT.ok) throw new ExitWith(code)
+      } finally {
+        await runtime.close()
+      }
+    })
+}

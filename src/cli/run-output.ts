@@ -1,0 +1,80 @@
+// How `hangar run` shows a run: the agent's text on stdout as it streams, everything else as short
+// lines on stderr; or, with --json, one event envelope per line on stdout.
+import type { EventEnvelope } from '../core/events.js'
+import type { CliIo } from './output.js'
+
+function brief(value: unknown, limit = 80): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value)
+  const single = (text ?? '').replace(/\s+/g, ' ').trim()
+  return single.length > limit ? `${single.slice(0, limit - 1)}…` : single
+}
+
+function toolSummary(name: string, input: unknown): string {
+  if (input && typeof input === 'object') {
+    const record = input as Record<string, unknown>
+    for (const key of ['file_path', 'filePath', 'path', 'command', 'cmd', 'pattern', 'url']) {
+      if (typeof record[key] === 'string') return `${name}(${brief(record[key], 60)})`
+    }
+  }
+  return `${name}(${brief(input, 60)})`
+}
+
+export function createRunPrinter(io: CliIo, options: { json: boolean }) {
+  let midLine = false
+  const note = (line: string) => {
+    if (midLine) {
+      io.stdout.write('\n')
+      midLine = false
+    }
+    io.stderr.write(`${line}\n`)
+  }
+  return (envelope: EventEnvelope) => {
+    if (options.json) {
+      io.stdout.write(`${JSON.stringify(envelope)}\n`)
+      return
+    }
+    switch (envelope.type) {
+      case 'run-start':
+        note(
+          `▶ ${envelope.agent} (${envelope.adapter}${envelope.model ? `, ${envelope.model}` : ''}) in ${envelope.cwd}`,
+        )
+        break
+      case 'text-delta':
+        io.stdout.write(envelope.text)
+        midLine = !envelope.text.endsWith('\n')
+        break
+      case 'reasoning-delta':
+        break
+      case 'tool-call':
+        note(`⏺ ${toolSummary(envelope.name, envelope.input)}`)
+        break
+      case 'tool-result':
+        if (envelope.isError) note(`  ✗ ${brief(envelope.output)}`)
+        break
+      case 'file-change':
+        note(`  ✎ ${envelope.kind} ${envelope.path}`)
+        break
+      case 'approval-required':
+        note(
+          `? ${envelope.summary} (${envelope.classification}) — decide with: hangar actions confirm|reject ${envelope.actionId}`,
+        )
+        break
+      case 'error':
+        note(`${envelope.retryable ? 'warning' : 'error'}: ${envelope.message}`)
+        break
+      case 'raw':
+      case 'usage':
+        break
+      case 'run-end': {
+        const usage = envelope.usage
+          ? ` · ${envelope.usage.inputTokens} in / ${envelope.usage.outputTokens} out tokens${envelope.usage.costUsd !== undefined ? ` · $${envelope.usage.costUsd.toFixed(4)}` : ''}`
+          : ''
+        const mark = envelope.status === 'succeeded' ? '✓' : '✗'
+        note(
+          `${mark} ${envelope.status}${envelope.reason ? `: ${envelope.reason}` : ''}${usage} (run ${envelope.runId})`,
+        )
+        break
+      }
+    }
+  }
+}

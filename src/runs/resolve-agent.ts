@@ -1,0 +1,67 @@
+// Which agent a run uses: a profile from hangar.yaml, a bare adapter id (a profile with defaults), the
+// configured `defaultAgent`, or else the first installed and signed-in CLI in registry order.
+import type { DetectedAdapter } from '../adapters/detection.js'
+import { isUsable } from '../adapters/detection.js'
+import type { AdapterRegistry } from '../adapters/registry.js'
+import type { AdapterDef } from '../adapters/types.js'
+import type { HangarConfig, ProfileConfig } from '../core/config.js'
+import { AppError } from '../core/errors.js'
+
+export interface ResolvedAgent {
+  /** The profile name (or the adapter id for a bare adapter). */
+  name: string
+  adapter: AdapterDef
+  profile: ProfileConfig | null
+  detected: DetectedAdapter
+}
+
+function fromName(
+  name: string,
+  config: HangarConfig,
+  registry: AdapterRegistry,
+): { adapterId: string; profile: ProfileConfig | null } {
+  const profile = config.agents[name]
+  if (profile) return { adapterId: profile.adapter, profile }
+  if (name === 'builtin' || registry.get(name)) return { adapterId: name, profile: null }
+  const profiles = Object.keys(config.agents)
+  throw new AppError('usage', `unknown agent "${name}"`, {
+    hint: `use ${profiles.length ? `a profile (${profiles.join(', ')}) or ` : ''}an adapter id: ${registry
+      .all()
+      .map((adapter) => adapter.id)
+      .join(', ')}`,
+  })
+}
+
+export function resolveAgent(
+  requested: string | undefined,
+  context: { config: HangarConfig; registry: AdapterRegistry; detected: readonly DetectedAdapter[] },
+): ResolvedAgent {
+  const { config, registry, detected } = context
+  const name =
+    requested ??
+    config.defaultAgent ??
+    detected.find((candidate) => isUsable(candidate) && candidate.auth.state === 'ok')?.id ??
+    'builtin'
+  const { adapterId, profile } = fromName(name, config, registry)
+  if (adapterId === 'builtin') {
+    throw new AppError('unavailable', 'the built-in agent is not available in this version', {
+      retryable: false,
+      hint: 'install and sign in to an agent CLI (see hangar agents), or pass --agent',
+    })
+  }
+  const adapter = registry.require(adapterId)
+  const detection = detected.find((candidate) => candidate.id === adapterId)
+  if (!detection?.installed) {
+    throw new AppError('unavailable', `${adapterId} is not installed`, {
+      retryable: false,
+      hint: 'install it, then run hangar agents --refresh',
+    })
+  }
+  if (!isUsable(detection)) {
+    throw new AppError('unavailable', `${adapterId} cannot run: ${detection.problem ?? 'not usable'}`, {
+      retryable: false,
+      hint: 'see hangar agents --refresh',
+    })
+  }
+  return { name, adapter, profile, detected: detection }
+}
