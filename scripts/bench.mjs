@@ -86,9 +86,106 @@ const authed = await latency(`${daemon.url}/api/tokens`, 2000, {
 await stop(daemon.child)
 for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
 
+// Events through parse + persist: a recorded real Claude stream, replayed many times into one run.
+const { createDefaultAdapterRegistry } = await import(
+  path.join(root, 'dist/src/adapters/default-adapters.js')
+)
+const { loadDetection } = await import(path.join(root, 'dist/src/adapters/detection.js'))
+const { openStore } = await import(path.join(root, 'dist/src/store/store.js'))
+const { createEventWriter } = await import(path.join(root, 'dist/src/runs/event-writer.js'))
+const { createRedactor } = await import(path.join(root, 'dist/src/core/redact.js'))
+const registry = createDefaultAdapterRegistry()
+const streams = {}
+for (const [adapterId, recording] of [
+  ['claude-code', 'claude-write'],
+  ['copilot', 'copilot-write'],
+  ['gemini', 'gemini-write'],
+]) {
+  const lines = readFileSync(path.join(root, 'test/fixtures/recordings', `${recording}.jsonl`), 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+  const replay = Array.from({ length: 300 }, () => lines).flat()
+  const parseStarted = performance.now()
+  let parsed = 0
+  const parser = registry.require(adapterId).createParser({ cwd: '/workspace' })
+  for (const line of replay) parsed += parser.line(line).length
+  const parseMs = performance.now() - parseStarted
+
+  const benchDir = mkdtempSync(path.join(os.tmpdir(), 'hangar-bench-events-'))
+  const store = await openStore({ dataDir: benchDir })
+  const owner = await store.users.create({ name: 'bench', role: 'owner' })
+  const runs = store.forUser(owner.id).runs
+  const run = await runs.create({ agent: adapterId, adapter: adapterId, prompt: 'bench', cwd: '/workspace' })
+  const writer = createEventWriter({ runs, runId: run.id, redactor: createRedactor() })
+  const persistParser = registry.require(adapterId).createParser({ cwd: '/workspace' })
+  const started = performance.now()
+  let events = 0
+  for (const [index, line] of replay.entries()) {
+    for (const event of persistParser.line(line)) {
+      writer.write(event)
+      events++
+    }
+    // Let batches form the way a live stream does (lines arrive over time, not all at once).
+    if (index % 50 === 0) await new Promise((resolve) => setTimeout(resolve, 0))
+  }
+  await writer.flush()
+  const persistMs = performance.now() - started
+  await store.close()
+  rmSync(benchDir, { recursive: true, force: true })
+  streams[adapterId] = {
+    lines: replay.length,
+    parsed,
+    parsePerSecond: parsed / (parseMs / 1000),
+    events,
+    persistPerSecond: events / (persistMs / 1000),
+    stored: writer.lastSeq(),
+  }
+}
+
+// Detection of the seven adapters with the pinned test CLIs on PATH: cold (probing) and warm (cache).
+const clisDir = (await import('node:child_process'))
+  .execFileSync(process.execPath, [path.join(root, 'scripts/install-test-clis.mjs')], { encoding: 'utf8' })
+  .trim()
+  .split('\n')
+  .at(-1)
+const detectionEnv = {
+  ...process.env,
+  PATH: [
+    path.join(clisDir, 'main/node_modules/.bin'),
+    path.join(clisDir, 'openclaw/node_modules/.bin'),
+    process.env.PATH,
+  ].join(':'),
+  HANGAR_NODE24: path.join(clisDir, 'node24/bin/node'),
+}
+const detectionDir = mkdtempSync(path.join(os.tmpdir(), 'hangar-bench-detect-'))
+const detectCold = []
+const detectWarm = []
+for (let run = 0; run < 5; run++) {
+  let started = performance.now()
+  await loadDetection(registry.all(), {
+    env: detectionEnv,
+    home: os.homedir(),
+    dataDir: detectionDir,
+    refresh: true,
+  })
+  detectCold.push(performance.now() - started)
+  started = performance.now()
+  await loadDetection(registry.all(), { env: detectionEnv, home: os.homedir(), dataDir: detectionDir })
+  detectWarm.push(performance.now() - started)
+}
+rmSync(detectionDir, { recursive: true, force: true })
+
 console.log(`hangar bench (node ${process.versions.node}, ${os.cpus().length} cores)`)
 console.log(`hangar up start-up, cold (new data dir):  ${summary(cold, ' ms')}`)
 console.log(`hangar up start-up, warm (existing dir):  ${summary(warm, ' ms')}`)
 console.log(`idle RSS after start-up:                  ${summary(rss, ' MB')}`)
 console.log(`GET /api/health latency:                  ${summary(health, ' ms')}`)
 console.log(`GET /api/tokens (authenticated) latency:  ${summary(authed, ' ms')}`)
+for (const [adapterId, numbers] of Object.entries(streams)) {
+  console.log(
+    `${adapterId} stream (${numbers.lines} lines): parse ${Math.round(numbers.parsePerSecond).toLocaleString('en')} events/s; parse + persist ${Math.round(numbers.persistPerSecond).toLocaleString('en')} events/s (${numbers.events} events stored as ${numbers.stored} after coalescing)`,
+  )
+}
+console.log(`agent detection, cold (7 adapters, probing): ${summary(detectCold, ' ms')}`)
+console.log(`agent detection, warm (cached):              ${summary(detectWarm, ' ms')}`)
