@@ -11,6 +11,7 @@ import {
   isRecord,
   spawnCommand,
   withoutVersionSuffix,
+  optionalFlag,
 } from './launch-helpers.js'
 
 const SIGN_IN_HINT = 'run `claude` and sign in, or set ANTHROPIC_API_KEY'
@@ -96,8 +97,8 @@ export const claudeCodeAdapter = {
       '--include-partial-messages',
       '--permission-mode',
       'acceptEdits',
-      ...(model === undefined ? [] : ['--model', model]),
-      ...(input.resumeSessionId === undefined ? [] : ['--resume', input.resumeSessionId]),
+      ...optionalFlag('--model', model),
+      ...optionalFlag('--resume', input.resumeSessionId),
       ...input.extraArgs,
     ]
     return {

@@ -17,6 +17,7 @@ import {
   isRecord,
   spawnCommand,
   withVersionSuffix,
+  optionalFlag,
 } from './launch-helpers.js'
 
 export const CODEX_API_KEY_VARIABLE = 'HANGAR_CODEX_API_KEY'
@@ -64,7 +65,7 @@ function codexArgs(input: LaunchInput): string[] {
     '-c',
     'approval_policy="never"',
     ...(input.endpoint ? providerOverrides(input.endpoint) : []),
-    ...(model === undefined ? [] : ['-m', model]),
+    ...optionalFlag('-m', model),
     ...input.extraArgs,
     // Read the prompt from stdin: exec would otherwise append whatever stdin holds to an argv prompt.
     '-',

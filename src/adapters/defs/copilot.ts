@@ -22,6 +22,7 @@ import {
   spawnCommand,
   withoutVersionSuffix,
   withVersionSuffix,
+  optionalFlag,
 } from './launch-helpers.js'
 
 const DEFAULT_MODELS = { anthropic: 'claude-sonnet-4.5', openai: 'gpt-5.4' } as const
@@ -141,7 +142,7 @@ export const copilotAdapter = {
       '--no-auto-update',
       '--disable-client-telemetry',
       '--no-remote',
-      ...(model === undefined ? [] : ['--model', model]),
+      ...optionalFlag('--model', model),
       // The value must be attached: a bare --resume opens the session picker.
       ...(input.resumeSessionId === undefined ? [] : [`--resume=${input.resumeSessionId}`]),
       ...input.extraArgs,

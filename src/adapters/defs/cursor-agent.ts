@@ -4,7 +4,13 @@
 // documented format. It has no base-URL setting, so it always runs on its own login, unproxied.
 import { createCursorStreamParser } from '../parsers/cursor-stream.js'
 import { ADAPTER_SPECIFICATION_VERSION, type AdapterDef } from '../types.js'
-import { childEnvironment, firstSetVariable, firstVersion, spawnCommand } from './launch-helpers.js'
+import {
+  childEnvironment,
+  firstSetVariable,
+  firstVersion,
+  spawnCommand,
+  optionalFlag,
+} from './launch-helpers.js'
 
 export const cursorAgentAdapter = {
   specificationVersion: ADAPTER_SPECIFICATION_VERSION,
@@ -46,8 +52,8 @@ export const cursorAgentAdapter = {
       '--trust',
       '--workspace',
       input.cwd,
-      ...(input.model === undefined ? [] : ['--model', input.model]),
-      ...(input.resumeSessionId === undefined ? [] : ['--resume', input.resumeSessionId]),
+      ...optionalFlag('--model', input.model),
+      ...optionalFlag('--resume', input.resumeSessionId),
       ...input.extraArgs,
       // The documented headless form takes the prompt as the last argument.
       input.prompt,

@@ -13,6 +13,7 @@ import {
   isRecord,
   spawnCommand,
   trimTrailingSlash,
+  optionalFlag,
 } from './launch-helpers.js'
 
 export const GEMINI_SETTINGS_FILE = 'gemini-system-settings.json'
@@ -119,8 +120,8 @@ export const geminiAdapter = {
       '--skip-trust',
       '--approval-mode',
       'auto_edit',
-      ...(model === undefined ? [] : ['--model', model]),
-      ...(input.resumeSessionId === undefined ? [] : ['--resume', input.resumeSessionId]),
+      ...optionalFlag('--model', model),
+      ...optionalFlag('--resume', input.resumeSessionId),
       ...input.extraArgs,
     ]
     return {

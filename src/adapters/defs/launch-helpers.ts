@@ -87,3 +87,8 @@ export async function realFile(found: string): Promise<string> {
     return found
   }
 }
+
+/** `[flag, value]` when the value is set, else nothing: for spreading optional flags into argv. */
+export function optionalFlag(flag: string, value: string | undefined): string[] {
+  return value === undefined ? [] : [flag, value]
+}

@@ -32,6 +32,7 @@ import {
   uuidFromSeed,
   withoutVersionSuffix,
   withVersionSuffix,
+  optionalFlag,
 } from './launch-helpers.js'
 
 export const OPENCLAW_API_KEY_VARIABLE = 'HANGAR_OPENCLAW_API_KEY'
@@ -194,7 +195,7 @@ export const openclawAdapter = {
       String(input.timeoutSeconds),
       '--message-file',
       promptFile,
-      ...(model === undefined ? [] : ['--model', model]),
+      ...optionalFlag('--model', model),
       ...input.extraArgs,
     ]
     const environment = childEnvironment(input)

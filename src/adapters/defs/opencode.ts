@@ -17,6 +17,7 @@ import {
   isRecord,
   spawnCommand,
   withVersionSuffix,
+  optionalFlag,
 } from './launch-helpers.js'
 
 export const OPENCODE_API_KEY_VARIABLE = 'HANGAR_OPENCODE_API_KEY'
@@ -119,8 +120,8 @@ export const opencodeAdapter = {
       'json',
       // Reasoning parts are emitted only with --thinking.
       '--thinking',
-      ...(model === undefined ? [] : ['--model', model]),
-      ...(input.resumeSessionId === undefined ? [] : ['--session', input.resumeSessionId]),
+      ...optionalFlag('--model', model),
+      ...optionalFlag('--session', input.resumeSessionId),
       ...input.extraArgs,
     ]
     return {

@@ -5,7 +5,6 @@ import type { ParserContext, ParserOutcome, StreamParser } from '../types.js'
 import { codeForFailure, codeForHttpStatus, errorEvent } from './agent-error-codes.js'
 import { CLAUDE_FILE_TOOLS, claudeFileChange } from './claude-file-change.js'
 import {
-  guarded,
   isObject,
   type JsonObject,
   numberField,
@@ -13,6 +12,8 @@ import {
   parseJsonLine,
   raw,
   stringField,
+  outcomeOf,
+  streamParser,
 } from './parse-helpers.js'
 import { agentUsageEvent, costUsd, singleKey, tokenCount, usageTotals } from './usage-totals.js'
 
@@ -213,16 +214,7 @@ export function createClaudeStreamParser(context: ParserContext): StreamParser {
     return events ?? [raw(text)]
   }
 
-  return {
-    line: guarded(handle),
-    finish() {
-      const outcome: ParserOutcome = { completed }
-      if (failure) outcome.failure = failure
-      if (sessionId) outcome.sessionId = sessionId
-      if (usage) outcome.usage = usage
-      return { events: [], outcome }
-    },
-  }
+  return streamParser(handle, () => outcomeOf({ completed, failure, sessionId, usage }))
 }
 
 /** A tool result's content: text blocks joined into one string, anything else kept as JSON. */

@@ -5,7 +5,6 @@ import type { ParserContext, ParserOutcome, StreamParser } from '../types.js'
 import { codeForFailure, errorEvent } from './agent-error-codes.js'
 import {
   arrayField,
-  guarded,
   isObject,
   type JsonObject,
   numberField,
@@ -14,6 +13,8 @@ import {
   raw,
   stringField,
   workspaceRelative,
+  outcomeOf,
+  streamParser,
 } from './parse-helpers.js'
 import { addUsage, agentUsageEvent, tokenCount, usageTotals } from './usage-totals.js'
 
@@ -154,16 +155,7 @@ export function createCodexStreamParser(context: ParserContext): StreamParser {
     return events ?? [raw(text)]
   }
 
-  return {
-    line: guarded(handle),
-    finish() {
-      const outcome: ParserOutcome = { completed }
-      if (failure) outcome.failure = failure
-      if (sessionId) outcome.sessionId = sessionId
-      if (usage) outcome.usage = usage
-      return { events: [], outcome }
-    },
-  }
+  return streamParser(handle, () => outcomeOf({ completed, failure, sessionId, usage }))
 }
 
 function toolNameAndInput(item: JsonObject, itemType: string): { name: string; input: unknown } {

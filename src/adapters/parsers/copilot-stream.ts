@@ -6,7 +6,6 @@ import type { ParserContext, ParserOutcome, StreamParser } from '../types.js'
 import { type AgentErrorCode, codeForFailure, codeForHttpStatus, errorEvent } from './agent-error-codes.js'
 import {
   arrayField,
-  guarded,
   isObject,
   type JsonObject,
   numberField,
@@ -15,6 +14,8 @@ import {
   raw,
   stringField,
   workspaceRelative,
+  outcomeOf,
+  streamParser,
 } from './parse-helpers.js'
 import { addUsage, agentUsageEvent, costUsd, tokenCount, usageTotals } from './usage-totals.js'
 
@@ -224,17 +225,10 @@ export function createCopilotStreamParser(context: ParserContext): StreamParser 
     return onEvent(type, line, objectField(line, 'data')) ?? [raw(text)]
   }
 
-  return {
-    line: guarded(handle),
-    finish() {
-      const outcome: ParserOutcome = { completed }
-      const reported = failure ?? (completed ? undefined : sessionError)
-      if (reported) outcome.failure = reported
-      if (sessionId) outcome.sessionId = sessionId
-      if (usage) outcome.usage = usage
-      return { events: [], outcome }
-    },
-  }
+  return streamParser(handle, () =>
+    // A session error the CLI recovered from counts only when the turn never finished.
+    outcomeOf({ completed, failure: failure ?? (completed ? undefined : sessionError), sessionId, usage }),
+  )
 }
 
 function editKind(kind: string | undefined): FileChangeEvent['kind'] {

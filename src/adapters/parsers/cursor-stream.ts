@@ -7,7 +7,6 @@ import type { AgentEvent, FileChangeEvent, UsageTotals } from '../../core/events
 import type { ParserContext, ParserOutcome, StreamParser } from '../types.js'
 import { codeForFailure, errorEvent } from './agent-error-codes.js'
 import {
-  guarded,
   isObject,
   type JsonObject,
   numberField,
@@ -16,6 +15,8 @@ import {
   raw,
   stringField,
   workspaceRelative,
+  outcomeOf,
+  streamParser,
 } from './parse-helpers.js'
 import { agentUsageEvent, costUsd, tokenCount, usageTotals } from './usage-totals.js'
 
@@ -199,16 +200,7 @@ export function createCursorStreamParser(context: ParserContext): StreamParser {
     return onLine(type, subtype, line) ?? [raw(text)]
   }
 
-  return {
-    line: guarded(handle),
-    finish() {
-      const outcome: ParserOutcome = { completed }
-      if (failure) outcome.failure = failure
-      if (sessionId) outcome.sessionId = sessionId
-      if (usage) outcome.usage = usage
-      return { events: [], outcome }
-    },
-  }
+  return streamParser(handle, () => outcomeOf({ completed, failure, sessionId, usage }))
 }
 
 /** The `<name>ToolCall` entry (or a generic `function` call) of a `tool_call` object. */

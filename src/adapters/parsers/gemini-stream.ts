@@ -5,7 +5,6 @@ import type { AgentEvent, FileChangeEvent, UsageTotals } from '../../core/events
 import type { ParserContext, ParserOutcome, StreamParser } from '../types.js'
 import { codeForFailure, errorEvent } from './agent-error-codes.js'
 import {
-  guarded,
   isObject,
   type JsonObject,
   objectField,
@@ -13,6 +12,8 @@ import {
   raw,
   stringField,
   workspaceRelative,
+  outcomeOf,
+  streamParser,
 } from './parse-helpers.js'
 import { agentUsageEvent, singleKey, tokenCount, usageTotals } from './usage-totals.js'
 
@@ -136,16 +137,7 @@ export function createGeminiStreamParser(context: ParserContext): StreamParser {
     return events ?? [raw(text)]
   }
 
-  return {
-    line: guarded(handle),
-    finish() {
-      const outcome: ParserOutcome = { completed }
-      if (failure) outcome.failure = failure
-      if (sessionId) outcome.sessionId = sessionId
-      if (usage) outcome.usage = usage
-      return { events: [], outcome }
-    },
-  }
+  return streamParser(handle, () => outcomeOf({ completed, failure, sessionId, usage }))
 }
 
 /**

@@ -5,7 +5,6 @@ import type { AgentEvent, FileChangeEvent, UsageTotals } from '../../core/events
 import type { ParserContext, ParserOutcome, StreamParser } from '../types.js'
 import { type AgentErrorCode, codeForFailure, errorEvent } from './agent-error-codes.js'
 import {
-  guarded,
   isObject,
   type JsonObject,
   numberField,
@@ -14,6 +13,8 @@ import {
   raw,
   stringField,
   workspaceRelative,
+  outcomeOf,
+  streamParser,
 } from './parse-helpers.js'
 import { addUsage, agentUsageEvent, costUsd, tokenCount, usageTotals } from './usage-totals.js'
 
@@ -144,14 +145,5 @@ export function createOpencodeStreamParser(context: ParserContext): StreamParser
     return events ?? [raw(text)]
   }
 
-  return {
-    line: guarded(handle),
-    finish() {
-      const outcome: ParserOutcome = { completed }
-      if (failure) outcome.failure = failure
-      if (sessionId) outcome.sessionId = sessionId
-      if (usage) outcome.usage = usage
-      return { events: [], outcome }
-    },
-  }
+  return streamParser(handle, () => outcomeOf({ completed, failure, sessionId, usage }))
 }

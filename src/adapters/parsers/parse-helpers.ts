@@ -1,5 +1,6 @@
 // Small pieces every stream parser needs. Parsers never throw: anything unexpected becomes `raw`.
-import type { AgentEvent, RawEvent } from '../../core/events.js'
+import type { AgentEvent, RawEvent, UsageTotals } from '../../core/events.js'
+import type { ParserOutcome, StreamParser } from '../types.js'
 
 export type JsonObject = Record<string, unknown>
 
@@ -60,4 +61,26 @@ export function guarded(handler: (line: string) => AgentEvent[]): (line: string)
       return [raw(line)]
     }
   }
+}
+
+/** The outcome from what a parser gathered; parts it never saw stay absent. */
+export function outcomeOf(state: {
+  completed: boolean
+  failure?: ParserOutcome['failure'] | undefined
+  sessionId?: string | undefined
+  usage?: UsageTotals | undefined
+}): ParserOutcome {
+  const outcome: ParserOutcome = { completed: state.completed }
+  if (state.failure) outcome.failure = state.failure
+  if (state.sessionId) outcome.sessionId = state.sessionId
+  if (state.usage) outcome.usage = state.usage
+  return outcome
+}
+
+/** A StreamParser from a line handler (guarded: it never throws) and its outcome at the end. */
+export function streamParser(
+  handle: (line: string) => AgentEvent[],
+  outcome: () => ParserOutcome,
+): StreamParser {
+  return { line: guarded(handle), finish: () => ({ events: [], outcome: outcome() }) }
 }
