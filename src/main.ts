@@ -11,6 +11,10 @@ import { type Clock, systemClock } from './core/ids.js'
 import type { Logger } from './core/logger.js'
 import { createRedactor, type Redactor } from './core/redact.js'
 import { createLogger, type LogLevel } from './logger.js'
+import { createToolRegistry, type ToolRegistry } from './agent/tools/tool-registry.js'
+import { createWorkspaceTools } from './agent/tools/workspace-tools.js'
+import { type ActionsService, createActionsService } from './runs/actions-service.js'
+import { type BuiltinRunner, createBuiltinRunner } from './runs/builtin-runs.js'
 import { createRunService, type RunService } from './runs/run-service.js'
 import { createServerApp } from './server/app.js'
 import { checkBindAddress, listen, type RunningServer } from './server/listen.js'
@@ -55,6 +59,10 @@ export interface Runtime {
   readonly adapters: AdapterRegistry
   readonly supervisor: Supervisor
   readonly runs: RunService
+  /** The built-in agent's tools. */
+  readonly tools: ToolRegistry
+  readonly actions: ActionsService
+  readonly builtin: BuiltinRunner
   /** Installed CLIs, versions and auth states (cached in the data dir for 24 h unless `refresh`). */
   detectAgents(options?: {
     refresh?: boolean
@@ -154,6 +162,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       clock,
       owner: { node: info.nodeId, pid: process.pid, bootId: info.bootId },
     })
+    const tools = createToolRegistry(createWorkspaceTools())
+    const actions = createActionsService({ store, tools, clock })
+    const builtin = createBuiltinRunner({
+      store,
+      runs,
+      actions,
+      tools,
+      credentials,
+      config: options.config,
+      env,
+    })
 
     return {
       store,
@@ -171,6 +190,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       adapters,
       supervisor: createSupervisor(),
       runs,
+      tools,
+      actions,
+      builtin,
       detectAgents: (detectOptions = {}) =>
         loadDetection(adapters.all(), {
           env,
@@ -180,7 +202,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         }),
       async listen(listenOptions) {
         const { warning } = checkBindAddress(listenOptions.host, { authEnabled: true })
-        const app = createServerApp({ store, auth, credentials, log, info })
+        const app = createServerApp({
+          store,
+          auth,
+          credentials,
+          log,
+          info,
+          policy: { allowLocalProviders: options.config.server.allowLocalProviders },
+        })
         const server = await listen(app, listenOptions)
         return warning ? { ...server, warning } : server
       },

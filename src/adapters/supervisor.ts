@@ -36,6 +36,16 @@ export interface SpawnHandlers {
 
 export type SpawnFunction = typeof nodeSpawn
 
+/** True while the process exists (EPERM: it exists but belongs to someone else). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
 /** True while any process of the group exists. */
 export function groupAlive(pgid: number): boolean {
   try {

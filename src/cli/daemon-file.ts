@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import { readFile, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import { processAlive } from '../adapters/supervisor.js'
 
 export interface DaemonFile {
   url: string
@@ -26,15 +27,6 @@ export async function writeDaemonFile(dataDir: string, contents: DaemonFile): Pr
   await rename(temporary, file)
 }
 
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
 /** The running daemon for this data dir, or null (no file, unreadable, or its process is gone). */
 export async function readDaemonFile(dataDir: string): Promise<DaemonFile | null> {
   let parsed: Partial<DaemonFile>
@@ -45,7 +37,7 @@ export async function readDaemonFile(dataDir: string): Promise<DaemonFile | null
   }
   if (typeof parsed.url !== 'string' || typeof parsed.pid !== 'number' || typeof parsed.token !== 'string')
     return null
-  if (!isProcessAlive(parsed.pid)) return null
+  if (!processAlive(parsed.pid)) return null
   return parsed as DaemonFile
 }
 

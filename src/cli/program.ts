@@ -2,6 +2,7 @@
 // and exit 1 (2 for usage and config errors).
 import { Command, CommanderError } from 'commander'
 import { VERSION } from '../version.js'
+import { registerActionsCommand } from './commands/actions-command.js'
 import { registerAgentsCommand } from './commands/agents-command.js'
 import { registerDoctorCommand } from './commands/doctor-command.js'
 import { registerLoginCommands } from './commands/login-command.js'
@@ -39,6 +40,7 @@ export function buildProgram(io: CliIo, options: RunOptions = {}): Command {
   })
   registerRunCommand(program, io, globals, { onShutdown: options.onShutdown ?? (() => {}) })
   registerAgentsCommand(program, io, globals)
+  registerActionsCommand(program, io, globals, { onShutdown: options.onShutdown ?? (() => {}) })
   registerLoginCommands(program, io, globals)
   registerTokenCommand(program, io, globals)
   registerSecretsCommand(program, io, globals)

@@ -7,13 +7,16 @@ import type { AdapterDef } from '../adapters/types.js'
 import type { HangarConfig, ProfileConfig } from '../core/config.js'
 import { AppError } from '../core/errors.js'
 
-export interface ResolvedAgent {
-  /** The profile name (or the adapter id for a bare adapter). */
-  name: string
-  adapter: AdapterDef
-  profile: ProfileConfig | null
-  detected: DetectedAdapter
-}
+export type ResolvedAgent =
+  | {
+      kind: 'cli'
+      /** The profile name (or the adapter id for a bare adapter). */
+      name: string
+      adapter: AdapterDef
+      profile: ProfileConfig | null
+      detected: DetectedAdapter
+    }
+  | { kind: 'builtin'; name: string; profile: ProfileConfig | null }
 
 function fromName(
   name: string,
@@ -43,12 +46,7 @@ export function resolveAgent(
     detected.find((candidate) => isUsable(candidate) && candidate.auth.state === 'ok')?.id ??
     'builtin'
   const { adapterId, profile } = fromName(name, config, registry)
-  if (adapterId === 'builtin') {
-    throw new AppError('unavailable', 'the built-in agent is not available in this version', {
-      retryable: false,
-      hint: 'install and sign in to an agent CLI (see hangar agents), or pass --agent',
-    })
-  }
+  if (adapterId === 'builtin') return { kind: 'builtin', name, profile }
   const adapter = registry.require(adapterId)
   const detection = detected.find((candidate) => candidate.id === adapterId)
   if (!detection?.installed) {
@@ -63,5 +61,5 @@ export function resolveAgent(
       hint: 'see hangar agents --refresh',
     })
   }
-  return { name, adapter, profile, detected: detection }
+  return { kind: 'cli', name, adapter, profile, detected: detection }
 }

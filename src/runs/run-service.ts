@@ -42,6 +42,7 @@ export function createRunService(options: {
   const clock = options.clock ?? systemClock
 
   return {
+    owner,
     async start(
       userId: string,
       input: NewRun,

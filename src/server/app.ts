@@ -24,6 +24,7 @@ export interface ServerDeps {
   credentials: CredentialsService
   log: Logger
   info: { version: string; nodeId: string; startedAt: Date }
+  policy: { allowLocalProviders: boolean }
 }
 
 const HOME_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Hangar</title>

@@ -151,6 +151,8 @@ export interface PendingActionsTable {
   decision_reason: string | null
   /** JSON of the outcome (tool result), once decided. */
   result: string | null
+  /** JSON of what must still hold at apply time (`{ path, sha256 }`), or null. */
+  precondition: string | null
   created_at: string
   expires_at: string
   decided_at: string | null

@@ -23,6 +23,12 @@ const COMMANDS = [
   ['secrets'],
   ['secrets', 'rewrap'],
   ['doctor'],
+  ['agents'],
+  ['run'],
+  ['actions'],
+  ['actions', 'list'],
+  ['actions', 'confirm'],
+  ['actions', 'reject'],
 ]
 
 /** One line, no stack trace: what users must see on an error. */

@@ -40,6 +40,7 @@ export interface TestApp {
 }
 
 export interface TestAppOptions {
+  allowLocalProviders?: boolean
   /** Default: SQLite. */
   engine?: StoreEngine
   clock?: Clock
@@ -55,7 +56,14 @@ export async function openTestApp(options: TestAppOptions = {}): Promise<TestApp
   const vaultState = options.vaultState ?? { vault: createVault(parseKeyring(generateKeyEntry('test'))) }
   const credentials = createCredentialsService({ store, vaultState })
   const owner = await store.users.create({ name: 'owner', role: 'owner' })
-  const app = createServerApp({ store, auth, credentials, log: silentLogger, info: TEST_INFO })
+  const app = createServerApp({
+    store,
+    auth,
+    credentials,
+    log: silentLogger,
+    info: TEST_INFO,
+    policy: { allowLocalProviders: options.allowLocalProviders ?? true },
+  })
 
   return {
     app,

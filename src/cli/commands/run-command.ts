@@ -61,7 +61,7 @@ async function runOnce(
   const previous = options.resume ? await runtime.store.forUser(owner.id).runs.get(options.resume) : undefined
   if (options.resume && !previous)
     throw new AppError('not_found', `no run ${options.resume}`, { hint: 'see hangar runs list' })
-  if (previous && !previous.sessionId) {
+  if (previous && !previous.sessionId && previous.adapter !== 'builtin') {
     throw new AppError('conflict', `run ${previous.id} has no agent session to resume`, {
       hint: 'only runs whose agent reported a session id can be resumed',
     })
@@ -72,6 +72,33 @@ async function runOnce(
     registry: runtime.adapters,
     detected: adapters,
   })
+  const printer = createRunPrinter(io, { json: options.json ?? false })
+  const controller = new AbortController()
+  onCancel(() => controller.abort())
+  if (agent.kind === 'builtin') {
+    if (previous && previous.adapter !== 'builtin') {
+      throw usageError(
+        `run ${previous.id} was made by ${previous.adapter}; it cannot be resumed with the built-in agent`,
+      )
+    }
+    const workspace = options.isolate
+      ? await createIsolatedWorktree(cwd, runtime.dataDir, `run-${Date.now().toString(36)}`)
+      : (previous?.cwd ?? cwd)
+    return runtime.builtin.start(
+      owner.id,
+      {
+        agent: agent.name,
+        profile: agent.profile,
+        prompt,
+        cwd: workspace,
+        project: path.basename(runtime.projectDir),
+        model: options.model,
+        resumeRunId: previous?.id,
+        approveSafe: options.yes ?? false,
+      },
+      { onDelivered: (envelopes) => envelopes.forEach(printer), signal: controller.signal },
+    )
+  }
   if (previous && previous.adapter !== agent.adapter.id) {
     throw usageError(
       `run ${previous.id} was made by ${previous.adapter}; it cannot be resumed with ${agent.adapter.id}`,
@@ -89,7 +116,6 @@ async function runOnce(
     (agent.profile?.skills ?? []).map((directory) => loadSkill(path.resolve(runtime.projectDir, directory))),
   )
 
-  const printer = createRunPrinter(io, { json: options.json ?? false })
   const active = await runtime.runs.start(
     owner.id,
     {
@@ -102,8 +128,6 @@ async function runOnce(
     },
     (envelopes) => envelopes.forEach(printer),
   )
-  const controller = new AbortController()
-  onCancel(() => controller.abort())
   const end = await executeCliRun(
     active,
     {

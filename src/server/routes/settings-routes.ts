@@ -3,6 +3,7 @@
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import { AppError } from '../../core/errors.js'
+import { checkProviderBaseUrl } from '../../providers/base-url-policy.js'
 import type { ServerDeps } from '../app.js'
 import type { AppVariables } from '../auth-middleware.js'
 import { readJsonBody } from '../request-body.js'
@@ -26,7 +27,7 @@ function providerParam(value: string): string {
 
 export function registerSettingsRoutes(
   app: Hono<{ Variables: AppVariables }>,
-  deps: Pick<ServerDeps, 'credentials'>,
+  deps: Pick<ServerDeps, 'credentials' | 'policy'>,
 ): void {
   app.get('/api/settings/providers', async (context) => {
     return context.json(await deps.credentials.list(context.get('principal').user.id))
@@ -43,6 +44,8 @@ export function registerSettingsRoutes(
   app.put('/api/settings/providers/:provider', async (context) => {
     const provider = providerParam(context.req.param('provider'))
     const body = await readJsonBody(context, putSchema)
+    // A per-user base URL is an SSRF risk: no metadata or link-local addresses, local ones only if allowed.
+    if (body.baseUrl) checkProviderBaseUrl(body.baseUrl, { allowLocal: deps.policy.allowLocalProviders })
     const principal = context.get('principal')
     return context.json(await deps.credentials.put(principal, principal.user.id, provider, body))
   })

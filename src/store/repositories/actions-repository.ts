@@ -23,6 +23,7 @@ export interface PendingAction {
   status: ActionStatus
   decisionReason: string | null
   result: unknown
+  precondition: { path: string; sha256: string | null } | null
   createdAt: string
   expiresAt: string
   decidedAt: string | null
@@ -44,6 +45,7 @@ function toAction(row: PendingActionsTable): PendingAction {
     status: row.status as ActionStatus,
     decisionReason: row.decision_reason,
     result: fromJson<unknown>(row.result),
+    precondition: fromJson<{ path: string; sha256: string | null }>(row.precondition),
     createdAt: row.created_at,
     expiresAt: row.expires_at,
     decidedAt: row.decided_at,
@@ -62,6 +64,7 @@ export interface NewPendingAction {
   classification: WriteClassification
   origin: 'chat' | 'mcp'
   expiresAt: string
+  precondition?: { path: string; sha256: string | null } | null
 }
 
 export function createActionsRepository(context: RepositoryContext, userId: string) {
@@ -84,6 +87,7 @@ export function createActionsRepository(context: RepositoryContext, userId: stri
         status: 'pending',
         decision_reason: null,
         result: null,
+        precondition: input.precondition ? JSON.stringify(input.precondition) : null,
         created_at: nowIso(context),
         expires_at: input.expiresAt,
         decided_at: null,
@@ -106,6 +110,32 @@ export function createActionsRepository(context: RepositoryContext, userId: stri
       if (options.conversationId) query = query.where('conversation_id', '=', options.conversationId)
       const rows = await query.orderBy('id').execute()
       return rows.map(toAction)
+    },
+    /** Records the outcome of an action this caller already claimed (same transaction). */
+    async settle(
+      id: string,
+      outcome: { status: Exclude<ActionStatus, 'pending'>; result: unknown },
+    ): Promise<void> {
+      await db
+        .updateTable('pending_actions')
+        .set({ status: outcome.status, result: JSON.stringify(outcome.result) })
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .execute()
+    },
+    /** Claims a pending action whose time ran out as `expired` (a decision on it, not a read). */
+    async expire(id: string): Promise<PendingAction | undefined> {
+      const now = nowIso(context)
+      const row = await db
+        .updateTable('pending_actions')
+        .set({ status: 'expired', decided_at: now })
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .where('status', '=', 'pending')
+        .where('expires_at', '<=', now)
+        .returningAll()
+        .executeTakeFirst()
+      return row && toAction(row)
     },
     /**
      * Moves a pending, unexpired action to `status`. Returns the action when this call won, undefined

@@ -1,0 +1,77 @@
+import { unlink } from 'node:fs/promises'
+import { z } from 'zod'
+import {
+  checkPrecondition,
+  countLines,
+  describeError,
+  looksBinary,
+  plural,
+  readFileState,
+  refuseNonFile,
+} from './file-state.js'
+import type { WriteTool } from './types.js'
+import { createUnifiedDiff } from './unified-diff.js'
+import { resolveInWorkspace } from './workspace-paths.js'
+
+const deleteFileInput = z.object({
+  path: z.string().describe('File to delete, relative to the workspace root.'),
+})
+
+export type DeleteFileInput = z.infer<typeof deleteFileInput>
+
+/**
+ * Deletes the file the path resolves to. A symlink inside the workspace is followed like every other
+ * path, so deleting through one removes its target; a link pointing out of the workspace is refused.
+ */
+export const deleteFileTool: WriteTool<DeleteFileInput> = {
+  kind: 'write',
+  name: 'delete_file',
+  description:
+    'Delete one file (not a directory). The deletion is proposed to the user and made once approved.',
+  inputSchema: deleteFileInput,
+  async propose(input, context) {
+    const resolved = await resolveInWorkspace(context.workspace, input.path, {
+      forWrite: true,
+      mustExist: true,
+    })
+    if (!resolved.ok) return { content: resolved.message, isError: true }
+    const shown = resolved.relativePath
+    let state
+    try {
+      state = await readFileState(resolved.absolutePath)
+    } catch (error) {
+      return { content: `Could not read ${shown}: ${describeError(error)}`, isError: true }
+    }
+    if (state.kind === 'directory') {
+      return { content: `${shown} is a directory; delete_file deletes one file at a time.`, isError: true }
+    }
+    const refusal = refuseNonFile(state, shown)
+    if (refusal) return { content: refusal, isError: true }
+    if (state.kind !== 'file')
+      return { content: `${shown} does not exist; nothing to delete.`, isError: true }
+    const precondition = { path: shown, sha256: state.sha256 }
+    if (looksBinary(state.content)) {
+      return {
+        summary: `Delete binary file ${shown} (${state.content.length} bytes)`,
+        classification: 'destructive_delete',
+        precondition,
+      }
+    }
+    const oldText = state.content.toString('utf8')
+    return {
+      summary: `Delete ${shown} (${plural(countLines(oldText), 'line')})`,
+      diff: createUnifiedDiff({ path: shown, oldText, newText: null }).text,
+      classification: 'destructive_delete',
+      precondition,
+    }
+  },
+  async apply(input, context, proposal) {
+    const target = await checkPrecondition(context, input.path, proposal, 'deletion')
+    try {
+      await unlink(target.absolutePath)
+    } catch (error) {
+      return { content: `Could not delete ${target.relativePath}: ${describeError(error)}`, isError: true }
+    }
+    return { content: `Deleted ${target.relativePath}.` }
+  },
+}

@@ -1,0 +1,130 @@
+import { mkdir, stat, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { z } from 'zod'
+import {
+  checkPrecondition,
+  countLines,
+  describeError,
+  errorCode,
+  looksBinary,
+  MAX_FILE_BYTES,
+  plural,
+  readFileState,
+  refuseNonFile,
+} from './file-state.js'
+import type { FileState } from './file-state.js'
+import type { WriteTool } from './types.js'
+import { ToolConflict } from './types.js'
+import { createUnifiedDiff } from './unified-diff.js'
+import { resolveInWorkspace } from './workspace-paths.js'
+
+const writeFileInput = z.object({
+  path: z
+    .string()
+    .describe(
+      'File to create or overwrite, relative to the workspace root. Missing directories are created.',
+    ),
+  content: z.string().describe('The complete new content of the file.'),
+})
+
+export type WriteFileInput = z.infer<typeof writeFileInput>
+
+/** The nearest existing ancestor must be a directory, or the file can never be created under it. */
+async function blockingAncestor(absolutePath: string, workspaceRoot: string): Promise<string | undefined> {
+  let current = path.dirname(absolutePath)
+  while (current.startsWith(workspaceRoot)) {
+    const stats = await stat(current).catch(() => undefined)
+    if (stats)
+      return stats.isDirectory() ? undefined : path.relative(workspaceRoot, current).split(path.sep).join('/')
+    const parent = path.dirname(current)
+    if (parent === current) return undefined
+    current = parent
+  }
+  return undefined
+}
+
+async function currentState(absolutePath: string): Promise<FileState | string> {
+  try {
+    return await readFileState(absolutePath)
+  } catch (error) {
+    return describeError(error)
+  }
+}
+
+export const writeFileTool: WriteTool<WriteFileInput> = {
+  kind: 'write',
+  name: 'write_file',
+  description:
+    'Create a file, or replace the whole content of an existing one. Prefer edit_file for changes to part ' +
+    'of an existing file. The change is proposed to the user and made once approved.',
+  inputSchema: writeFileInput,
+  async propose(input, context) {
+    const resolved = await resolveInWorkspace(context.workspace, input.path, { forWrite: true })
+    if (!resolved.ok) return { content: resolved.message, isError: true }
+    const shown = resolved.relativePath
+    if (Buffer.byteLength(input.content) > MAX_FILE_BYTES) {
+      return {
+        content: `The content is over the ${MAX_FILE_BYTES / 1024 / 1024} MB limit of write_file; write a smaller file.`,
+        isError: true,
+      }
+    }
+    const state = await currentState(resolved.absolutePath)
+    if (typeof state === 'string') return { content: `Could not read ${shown}: ${state}`, isError: true }
+    const refusal = refuseNonFile(state, shown)
+    if (refusal) return { content: refusal, isError: true }
+    const newLines = countLines(input.content)
+
+    if (state.kind === 'missing') {
+      const blocker = await blockingAncestor(resolved.absolutePath, resolved.workspaceRoot)
+      if (blocker) {
+        return {
+          content: `${blocker} is a file, so ${shown} cannot be created under it; choose another path.`,
+          isError: true,
+        }
+      }
+      const diff = createUnifiedDiff({ path: shown, oldText: null, newText: input.content })
+      return {
+        summary: `Create ${shown} (${plural(newLines, 'line')})`,
+        diff: diff.text,
+        classification: 'safe_create',
+        precondition: { path: shown, sha256: null },
+      }
+    }
+    if (state.kind !== 'file') return { content: `${shown} cannot be written.`, isError: true }
+    const precondition = { path: shown, sha256: state.sha256 }
+    if (looksBinary(state.content)) {
+      return {
+        summary: `Overwrite binary file ${shown} (${state.content.length} bytes) with ${plural(newLines, 'line')} of text`,
+        classification: 'destructive_update',
+        precondition,
+      }
+    }
+    const oldText = state.content.toString('utf8')
+    const diff = createUnifiedDiff({ path: shown, oldText, newText: input.content })
+    const change = diff.text === '' ? 'identical content, no change' : `+${diff.added} −${diff.removed}`
+    return {
+      summary: `Overwrite ${shown} (${plural(newLines, 'line')}, was ${countLines(oldText)}; ${change})`,
+      ...(diff.text !== '' && { diff: diff.text }),
+      classification: 'destructive_update',
+      precondition,
+    }
+  },
+  async apply(input, context, proposal) {
+    const target = await checkPrecondition(context, input.path, proposal, 'write')
+    const creating = target.state.kind === 'missing'
+    try {
+      await mkdir(path.dirname(target.absolutePath), { recursive: true })
+      // `wx` makes the create exclusive: a file that appeared after the check is a conflict, not overwritten.
+      await writeFile(target.absolutePath, input.content, { flag: creating ? 'wx' : 'w' })
+    } catch (error) {
+      if (errorCode(error) === 'EEXIST') {
+        throw new ToolConflict(
+          `${target.relativePath} was created since the proposal; read it and propose the write again.`,
+        )
+      }
+      return { content: `Could not write ${target.relativePath}: ${describeError(error)}`, isError: true }
+    }
+    const lines = plural(countLines(input.content), 'line')
+    return { content: `${creating ? 'Created' : 'Overwrote'} ${target.relativePath} (${lines}).` }
+  },
+}

@@ -1,0 +1,150 @@
+// The approval state machine on both engines.
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { STORE_ENGINES, type TestStore } from '../../test/helpers/store-engines.js'
+import { createToolRegistry } from '../agent/tools/tool-registry.js'
+import type { Proposal, WriteTool } from '../agent/tools/types.js'
+import { createWorkspaceTools } from '../agent/tools/workspace-tools.js'
+import type { User } from '../store/repositories/users-repository.js'
+import { type ActionsService, createActionsService, PROPOSAL_TTL_MS } from './actions-service.js'
+
+describe.each(STORE_ENGINES)('actions-service ($name)', (engine) => {
+  let testStore: TestStore
+  let actions: ActionsService
+  let owner: User
+  let other: User
+  let workspace: string
+  let now: Date
+  let runId: string
+  let conversationId: string
+  const tools = createToolRegistry(createWorkspaceTools())
+
+  beforeEach(async () => {
+    now = new Date('2026-06-01T00:00:00.000Z')
+    testStore = await engine.open({ clock: () => now })
+    owner = await testStore.store.users.create({ name: 'owner', role: 'owner' })
+    other = await testStore.store.users.create({ name: 'other', role: 'member' })
+    workspace = await mkdtemp(path.join(os.tmpdir(), 'hangar-actions-'))
+    actions = createActionsService({ store: testStore.store, tools, clock: () => now })
+    const scope = testStore.store.forUser(owner.id)
+    conversationId = (await scope.conversations.create({ title: 't', profile: 'builtin', project: 'p' })).id
+    runId = (
+      await scope.runs.create({
+        agent: 'builtin',
+        adapter: 'builtin',
+        prompt: 'p',
+        cwd: workspace,
+        conversationId,
+      })
+    ).id
+    await scope.conversations.appendMessage(conversationId, {
+      role: 'user',
+      content: [{ type: 'text', text: 'go' }],
+    })
+  })
+  afterEach(async () => {
+    await testStore.dispose()
+  })
+
+  async function propose(file = 'a.txt', callId = 'call_1'): Promise<string> {
+    await testStore.store.forUser(owner.id).conversations.appendMessage(conversationId, {
+      role: 'assistant',
+      content: [],
+      toolCalls: [{ id: callId, name: 'write_file', input: { path: file, content: 'hello\n' } }],
+      stopReason: 'tool_use',
+    })
+    const tool = tools.get('write_file') as WriteTool
+    const input = { path: file, content: 'hello\n' }
+    const proposal = (await tool.propose(input, { workspace })) as Proposal
+    const desk = actions.createDesk(owner.id, { runId, conversationId }, 'test')
+    return (await desk.park({ toolCallId: callId, tool: 'write_file', input }, proposal)).actionId
+  }
+
+  const toolMessages = async () =>
+    (await testStore.store.forUser(owner.id).conversations.listMessages(conversationId)).filter(
+      (stored) => stored.message.role === 'tool',
+    )
+
+  it('parks a proposal without touching the workspace', async () => {
+    const id = await propose()
+    await expect(readFile(path.join(workspace, 'a.txt'))).rejects.toThrow()
+    expect((await actions.list(owner.id, { status: 'pending' })).map((action) => action.id)).toEqual([id])
+  })
+
+  it('applies once under concurrent confirms, with one audit row and one tool result', async () => {
+    const id = await propose()
+    const results = await Promise.allSettled(
+      Array.from({ length: 5 }, () => actions.decide(owner.id, id, { kind: 'confirm' }, 'test')),
+    )
+    const fulfilled = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))
+    expect(fulfilled.filter((result) => !result.replayed)).toHaveLength(1)
+    expect(await readFile(path.join(workspace, 'a.txt'), 'utf8')).toBe('hello\n')
+    expect(await toolMessages()).toHaveLength(1)
+    const audit = await testStore.store.forUser(owner.id).audit.list({ action: 'action.apply' })
+    expect(audit).toHaveLength(1)
+    expect(fulfilled[0]?.remaining).toBe(0)
+  })
+
+  it('rejects with the reason in the tool result, and refuses a different decision afterwards', async () => {
+    const id = await propose()
+    const result = await actions.decide(owner.id, id, { kind: 'reject', reason: 'wrong file' }, 'test')
+    expect(result.action.status).toBe('rejected')
+    expect((await toolMessages())[0]?.message).toMatchObject({
+      isError: true,
+      content: expect.stringContaining('wrong file'),
+    })
+    expect((await actions.decide(owner.id, id, { kind: 'reject' }, 'test')).replayed).toBe(true)
+    await expect(actions.decide(owner.id, id, { kind: 'confirm' }, 'test')).rejects.toMatchObject({
+      code: 'conflict',
+    })
+  })
+
+  it('turns a stale target into a conflict and tells the model to re-read', async () => {
+    const id = await propose()
+    await writeFile(path.join(workspace, 'a.txt'), 'someone else\n')
+    const result = await actions.decide(owner.id, id, { kind: 'confirm' }, 'test')
+    expect(result.action.status).toBe('conflict')
+    expect(await readFile(path.join(workspace, 'a.txt'), 'utf8')).toBe('someone else\n')
+    expect((await toolMessages())[0]?.message).toMatchObject({
+      isError: true,
+      content: expect.stringContaining('read it again'),
+    })
+  })
+
+  it('expires: reading does not change it, deciding marks it expired and answers 409', async () => {
+    const id = await propose()
+    now = new Date(now.getTime() + PROPOSAL_TTL_MS + 1000)
+    expect((await testStore.store.forUser(owner.id).actions.get(id))?.status).toBe('pending')
+    await expect(actions.decide(owner.id, id, { kind: 'confirm' }, 'test')).rejects.toMatchObject({
+      code: 'conflict',
+      details: { status: 'expired' },
+    })
+    expect((await testStore.store.forUser(owner.id).actions.get(id))?.status).toBe('expired')
+    await expect(readFile(path.join(workspace, 'a.txt'))).rejects.toThrow()
+    expect(await toolMessages()).toHaveLength(1)
+  })
+
+  it("answers 404 for another user's action and leaves it pending", async () => {
+    const id = await propose()
+    await expect(actions.decide(other.id, id, { kind: 'confirm' }, 'test')).rejects.toMatchObject({
+      code: 'not_found',
+    })
+    expect((await testStore.store.forUser(owner.id).actions.get(id))?.status).toBe('pending')
+  })
+
+  it('supersedes open proposals with a synthetic tool result each', async () => {
+    await propose('a.txt', 'call_1')
+    await propose('b.txt', 'call_2')
+    expect(await actions.supersede(owner.id, conversationId, 'test')).toBe(2)
+    expect((await actions.list(owner.id, { status: 'superseded' })).length).toBe(2)
+    expect(await toolMessages()).toHaveLength(2)
+  })
+
+  it('counts what is left of a run after one of two proposals is decided', async () => {
+    const first = await propose('a.txt', 'call_1')
+    await propose('b.txt', 'call_2')
+    expect((await actions.decide(owner.id, first, { kind: 'confirm' }, 'test')).remaining).toBe(1)
+  })
+})

@@ -1,0 +1,87 @@
+// Which model the built-in agent talks to, and with which key: the profile's provider and model, else the
+// user's stored provider settings, else what the environment offers (ANTHROPIC_API_KEY, OPENAI_BASE_URL…).
+// Keys come from the vault (per user) or the environment; keyless endpoints only when local providers
+// are allowed.
+import type { HangarConfig, ProfileConfig } from '../core/config.js'
+import { AppError } from '../core/errors.js'
+import { checkProviderBaseUrl } from '../providers/base-url-policy.js'
+import { createLlmClient } from '../providers/create-llm-client.js'
+import type { LlmClient } from '../providers/types.js'
+import type { CredentialsService } from '../store/credentials-service.js'
+
+export const DEFAULT_BUILTIN_MODEL = 'claude-sonnet-4-6'
+
+const DEFAULT_KEY_ENV: Record<string, string> = {
+  anthropic: 'ANTHROPIC_API_KEY',
+  openai: 'OPENAI_API_KEY',
+  openrouter: 'OPENROUTER_API_KEY',
+  gemini: 'GEMINI_API_KEY',
+}
+const DEFAULT_BASE_URL_ENV: Record<string, string> = {
+  anthropic: 'ANTHROPIC_BASE_URL',
+  openai: 'OPENAI_BASE_URL',
+}
+
+export interface BuiltinModel {
+  client: LlmClient
+  provider: string
+  model: string
+}
+
+function isLoopback(url: string): boolean {
+  const host = new URL(url).hostname
+  return host === 'localhost' || host === '[::1]' || host === '::1' || /^127\./.test(host)
+}
+
+export async function resolveBuiltinModel(input: {
+  config: HangarConfig
+  profile: ProfileConfig | null
+  model?: string | undefined
+  env: Readonly<Record<string, string | undefined>>
+  credentials: CredentialsService
+  userId: string
+}): Promise<BuiltinModel> {
+  const { config, profile, env, credentials, userId } = input
+  const stored = await credentials.list(userId)
+  const provider =
+    profile?.provider ??
+    stored.find((credential) => credential.keyConfigured)?.provider ??
+    (env.ANTHROPIC_API_KEY ? 'anthropic' : undefined) ??
+    (env.OPENAI_API_KEY || env.OPENAI_BASE_URL ? 'openai' : undefined) ??
+    (env.OPENROUTER_API_KEY ? 'openrouter' : undefined) ??
+    Object.keys(config.providers)[0]
+  if (!provider) {
+    throw new AppError('unavailable', 'the built-in agent has no model provider', {
+      retryable: false,
+      hint: 'set ANTHROPIC_API_KEY, or OPENAI_BASE_URL for a local OpenAI-compatible server, or add providers: to hangar.yaml',
+    })
+  }
+  const configured = config.providers[provider]
+  const settings = stored.find((credential) => credential.provider === provider)
+  const baseUrlEnv = DEFAULT_BASE_URL_ENV[provider]
+  const baseUrl = settings?.baseUrl ?? configured?.baseUrl ?? (baseUrlEnv ? env[baseUrlEnv] : undefined)
+  const vaulted = settings?.keyConfigured ? await credentials.revealKey(userId, provider) : null
+  const keyEnv = configured?.apiKeyEnv ?? DEFAULT_KEY_ENV[provider]
+  const apiKey = vaulted ?? (keyEnv ? env[keyEnv] : undefined) ?? undefined
+  const model =
+    input.model ??
+    profile?.model ??
+    settings?.model ??
+    configured?.model ??
+    (provider === 'anthropic' ? DEFAULT_BUILTIN_MODEL : undefined)
+  if (!model) {
+    throw new AppError('usage', `no model chosen for provider "${provider}"`, {
+      hint: 'pass --model, or set model: in the profile or providers: of hangar.yaml',
+    })
+  }
+  const client = createLlmClient({ provider, ...(baseUrl && { baseUrl }), ...(apiKey && { apiKey }) })
+  // Per-user and configured base URLs are checked (an SSRF risk); keyless endpoints must be local ones.
+  if (baseUrl) checkProviderBaseUrl(baseUrl, { allowLocal: config.server.allowLocalProviders })
+  if (!apiKey && !(baseUrl && isLoopback(baseUrl))) {
+    throw new AppError('unavailable', `no API key for provider "${provider}"`, {
+      retryable: false,
+      hint: `set ${keyEnv ?? 'its apiKeyEnv'} or store a key in the provider settings`,
+    })
+  }
+  return { client, provider, model }
+}

@@ -1,0 +1,280 @@
+// Runs of the built-in agent. Each belongs to a conversation (its messages are the loop's state): a new
+// prompt appends a user message and runs the loop; a decision on the last open proposal of a run starts
+// a continuation run (`continues: <runId>`) that resumes the loop from the stored messages.
+import path from 'node:path'
+import { processAlive } from '../adapters/supervisor.js'
+import { runAgentLoop } from '../agent/agent-loop.js'
+import type { ConversationMemory } from '../agent/ports.js'
+import { builtinSystemPrompt } from '../agent/system-prompt.js'
+import type { ToolRegistry } from '../agent/tools/tool-registry.js'
+import type { HangarConfig, ProfileConfig } from '../core/config.js'
+import type { EventEnvelope, WriteClassification } from '../core/events.js'
+import { AppError } from '../core/errors.js'
+import type { CredentialsService } from '../store/credentials-service.js'
+import type { Run } from '../store/repositories/runs-repository.js'
+import type { Store } from '../store/store.js'
+import type { ActionsService } from './actions-service.js'
+import { resolveBuiltinModel } from './builtin-model.js'
+import type { ActiveRun, RunEnd, RunOwner, RunService } from './run-service.js'
+
+export const SAFE_CLASSIFICATIONS: readonly WriteClassification[] = ['safe_create', 'safe_update']
+
+export interface BuiltinRunnerOptions {
+  store: Store
+  runs: RunService
+  actions: ActionsService
+  tools: ToolRegistry
+  credentials: CredentialsService
+  config: HangarConfig
+  env: Readonly<Record<string, string | undefined>>
+}
+
+export interface BuiltinStart {
+  /** Profile name, or `builtin`. */
+  agent: string
+  profile: ProfileConfig | null
+  prompt: string
+  cwd: string
+  project: string
+  model?: string | undefined
+  /** Continue the conversation of this earlier builtin run. */
+  resumeRunId?: string | undefined
+  /** `--yes`: auto-approve safe_* proposals for this run. */
+  approveSafe?: boolean
+}
+
+export interface RunHooks {
+  onDelivered?: (envelopes: EventEnvelope[]) => void
+  signal?: AbortSignal
+}
+
+/**
+ * A conversation marked running whose run's owner process is gone (a crash, a SIGKILL) is released: the
+ * run is marked interrupted. Only a provably dead owner — same node, pid no longer alive — counts.
+ */
+async function releaseIfOwnerGone(
+  store: Store,
+  userId: string,
+  conversationId: string,
+  self: RunOwner,
+): Promise<boolean> {
+  const scope = store.forUser(userId)
+  const active = (await scope.runs.list({ conversationId, limit: 20 })).filter((run) =>
+    ['queued', 'preparing', 'running', 'finalizing'].includes(run.status),
+  )
+  for (const run of active) {
+    const gone = run.owner.node === self.node && run.owner.pid !== null && !processAlive(run.owner.pid)
+    if (!gone) return false
+    await scope.runs.update(run.id, {
+      status: 'interrupted',
+      reason: 'its process ended without finishing the run',
+      endedAt: new Date().toISOString(),
+    })
+  }
+  await scope.conversations.update(conversationId, { status: 'idle' })
+  return true
+}
+
+function conversationMemory(
+  store: Store,
+  userId: string,
+  conversationId: string,
+  runId: string,
+): ConversationMemory {
+  const conversations = store.forUser(userId).conversations
+  return {
+    load: async () => (await conversations.listMessages(conversationId)).map((stored) => stored.message),
+    append: async (message) => {
+      await conversations.appendMessage(conversationId, message, runId)
+    },
+  }
+}
+
+export function createBuiltinRunner(options: BuiltinRunnerOptions) {
+  const { store, runs, actions } = options
+
+  async function execute(
+    userId: string,
+    active: ActiveRun,
+    input: {
+      conversationId: string
+      profile: ProfileConfig | null
+      model?: string | undefined
+      project: string
+      approveSafe: boolean
+    },
+    hooks: RunHooks,
+  ): Promise<Run> {
+    const run = active.run
+    const conversations = store.forUser(userId).conversations
+    let end: RunEnd
+    try {
+      const model = await resolveBuiltinModel({
+        config: options.config,
+        profile: input.profile,
+        model: input.model,
+        env: options.env,
+        credentials: options.credentials,
+        userId,
+      })
+      active.emit({
+        type: 'run-start',
+        agent: run.agent,
+        adapter: 'builtin',
+        model: model.model,
+        cwd: run.cwd,
+        proxied: false,
+      })
+      await active.setStatus('running')
+      await conversations.update(input.conversationId, { status: 'running' })
+      const result = await runAgentLoop({
+        llm: model.client,
+        model: model.model,
+        system: builtinSystemPrompt({ workspace: run.cwd, project: input.project }),
+        tools: options.tools,
+        memory: conversationMemory(store, userId, input.conversationId, run.id),
+        desk: actions.createDesk(
+          userId,
+          { runId: run.id, conversationId: input.conversationId },
+          `user:${userId}`,
+        ),
+        context: { workspace: run.cwd, ...(hooks.signal && { signal: hooks.signal }) },
+        emit: (event) => active.emit(event),
+        autoApprove: [
+          ...new Set([
+            ...(input.profile?.autoApprove ?? []),
+            ...(input.approveSafe ? SAFE_CLASSIFICATIONS : []),
+          ]),
+        ],
+        ...(hooks.signal && { signal: hooks.signal }),
+      })
+      const { outcome, usage } = result
+      const common = { sessionId: input.conversationId, usage }
+      end =
+        outcome.status === 'awaiting_confirmation'
+          ? {
+              status: 'awaiting_confirmation',
+              reason: `${outcome.actionIds.length} proposal(s) wait for a decision`,
+              ...common,
+            }
+          : outcome.status === 'failed'
+            ? { status: 'failed', reason: outcome.reason, ...common }
+            : outcome.status === 'cancelled'
+              ? { status: 'cancelled', reason: 'cancelled by the user', ...common }
+              : { status: 'succeeded', ...common }
+    } catch (error) {
+      const appError =
+        error instanceof AppError
+          ? error
+          : new AppError('internal', 'the built-in agent failed to start', { cause: error })
+      active.emit({
+        type: 'error',
+        code: appError.code,
+        message: appError.message,
+        retryable: appError.retryable,
+      })
+      end = {
+        status: 'failed',
+        reason: appError.hint ? `${appError.message} (${appError.hint})` : appError.message,
+      }
+    }
+    await conversations.update(input.conversationId, {
+      status: end.status === 'awaiting_confirmation' ? 'awaiting_confirmation' : 'idle',
+    })
+    return active.end(end)
+  }
+
+  return {
+    /** A prompt: a new conversation, or the next message of a resumed one. */
+    async start(userId: string, request: BuiltinStart, hooks: RunHooks = {}): Promise<Run> {
+      const scope = store.forUser(userId)
+      let conversationId: string
+      if (request.resumeRunId) {
+        const previous = await scope.runs.get(request.resumeRunId)
+        if (!previous?.conversationId) {
+          throw new AppError('not_found', `no built-in agent run ${request.resumeRunId} to resume`)
+        }
+        conversationId = previous.conversationId
+        const conversation = await scope.conversations.get(conversationId)
+        if (
+          conversation?.status === 'running' &&
+          !(await releaseIfOwnerGone(store, userId, conversationId, runs.owner))
+        ) {
+          throw new AppError('conflict', 'that conversation has a run in progress', {
+            hint: 'wait for it or cancel it',
+          })
+        }
+        // A new message while proposals wait supersedes them (each gets its tool result first).
+        await actions.supersede(userId, conversationId, `user:${userId}`)
+      } else {
+        const title = request.prompt.replace(/\s+/g, ' ').trim().slice(0, 80)
+        conversationId = (
+          await scope.conversations.create({ title, profile: request.agent, project: request.project })
+        ).id
+      }
+      await scope.conversations.appendMessage(conversationId, {
+        role: 'user',
+        content: [{ type: 'text', text: request.prompt }],
+      })
+      const active = await runs.start(
+        userId,
+        {
+          agent: request.agent,
+          adapter: 'builtin',
+          model: request.model ?? request.profile?.model ?? null,
+          prompt: request.prompt,
+          cwd: request.cwd,
+          conversationId,
+          ...(request.resumeRunId && { continues: request.resumeRunId }),
+        },
+        hooks.onDelivered,
+      )
+      return execute(
+        userId,
+        active,
+        {
+          conversationId,
+          profile: request.profile,
+          model: request.model,
+          project: request.project,
+          approveSafe: request.approveSafe ?? false,
+        },
+        hooks,
+      )
+    },
+
+    /** After the last open proposal of `runId` was decided: a continuation run resumes the loop. */
+    async continueAfter(userId: string, runId: string, hooks: RunHooks = {}): Promise<Run> {
+      const previous = await store.forUser(userId).runs.get(runId)
+      if (!previous?.conversationId) throw new AppError('not_found', `no built-in agent run ${runId}`)
+      const profile = options.config.agents[previous.agent] ?? null
+      const active = await runs.start(
+        userId,
+        {
+          agent: previous.agent,
+          adapter: 'builtin',
+          model: previous.model,
+          prompt: '',
+          cwd: previous.cwd,
+          conversationId: previous.conversationId,
+          continues: previous.id,
+        },
+        hooks.onDelivered,
+      )
+      return execute(
+        userId,
+        active,
+        {
+          conversationId: previous.conversationId,
+          profile,
+          model: previous.model ?? undefined,
+          project: path.basename(previous.cwd),
+          approveSafe: false,
+        },
+        hooks,
+      )
+    },
+  }
+}
+
+export type BuiltinRunner = ReturnType<typeof createBuiltinRunner>
