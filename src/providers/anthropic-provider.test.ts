@@ -1,7 +1,5 @@
 // Reading Anthropic streams: the mock model server for scripted replies, a tiny raw server for wire
 // shapes the mock cannot script (a stream that just ends, unknown stop reasons, error event types).
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import {
   httpError,
@@ -10,6 +8,7 @@ import {
   type MockModelServer,
   type StopReason as MockStopReason,
 } from '../../test/fixtures/mock-model-server.js'
+import { collect, failure, startRawServer } from '../../test/helpers/llm-test-support.js'
 import { AppError } from '../core/errors.js'
 import type { Message, StopReason } from '../core/messages.js'
 import { createAnthropicProvider } from './anthropic-provider.js'
@@ -32,38 +31,6 @@ const request = (extra: Partial<LlmRequest> = {}): LlmRequest => ({
   tools: [],
   ...extra,
 })
-
-async function collect(events: AsyncIterable<LlmStreamEvent>): Promise<LlmStreamEvent[]> {
-  const collected: LlmStreamEvent[] = []
-  for await (const event of events) collected.push(event)
-  return collected
-}
-
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  )
-  if (!(error instanceof AppError)) throw new Error(`expected an AppError, got ${String(error)}`)
-  return error
-}
-
-async function startRawServer(handle: (request: IncomingMessage, response: ServerResponse) => void) {
-  const raw = createServer((incoming, response) => {
-    incoming.resume()
-    incoming.on('end', () => handle(incoming, response))
-  })
-  await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve))
-  const { port } = raw.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        raw.closeAllConnections()
-        raw.close(() => resolve())
-      }),
-  }
-}
 
 function frames(...events: Array<Record<string, unknown>>): string {
   return events.map((event) => `event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`).join('')

@@ -1,8 +1,6 @@
 // Reading OpenAI-compatible streams: the mock model server for scripted replies, and a tiny raw server
 // streaming exact bytes for what real servers do and the mock cannot script (Ollama's index 0, calls
 // without ids, OpenRouter comments and error chunks, EOF without a finish).
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import {
   httpError,
@@ -11,10 +9,10 @@ import {
   type MockModelServer,
   type StopReason as MockStopReason,
 } from '../../test/fixtures/mock-model-server.js'
-import { AppError } from '../core/errors.js'
+import { collect, failure, startRawServer } from '../../test/helpers/llm-test-support.js'
 import type { Message, StopReason } from '../core/messages.js'
 import { createOpenAICompatibleProvider } from './openai-compatible-provider.js'
-import type { LlmClient, LlmRequest, LlmStreamEvent } from './types.js'
+import type { LlmClient, LlmRequest } from './types.js'
 
 const KEY = 'sk-test-abcdefghijklmnopqrstuvwxyz'
 let server: MockModelServer
@@ -38,38 +36,6 @@ const request = (extra: Partial<LlmRequest> = {}): LlmRequest => ({
   tools: [],
   ...extra,
 })
-
-async function collect(events: AsyncIterable<LlmStreamEvent>): Promise<LlmStreamEvent[]> {
-  const collected: LlmStreamEvent[] = []
-  for await (const event of events) collected.push(event)
-  return collected
-}
-
-async function failure(promise: Promise<unknown>): Promise<AppError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  )
-  if (!(error instanceof AppError)) throw new Error(`expected an AppError, got ${String(error)}`)
-  return error
-}
-
-async function startRawServer(handle: (request: IncomingMessage, response: ServerResponse) => void) {
-  const raw = createServer((incoming, response) => {
-    incoming.resume()
-    incoming.on('end', () => handle(incoming, response))
-  })
-  await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve))
-  const { port } = raw.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        raw.closeAllConnections()
-        raw.close(() => resolve())
-      }),
-  }
-}
 
 /** Runs `run` against a raw server that answers with exactly these bytes and this content type. */
 async function withRaw(

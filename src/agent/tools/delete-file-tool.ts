@@ -6,12 +6,10 @@ import {
   describeError,
   looksBinary,
   plural,
-  readFileState,
-  refuseNonFile,
+  loadExistingFile,
 } from './file-state.js'
 import type { WriteTool } from './types.js'
 import { createUnifiedDiff } from './unified-diff.js'
-import { resolveInWorkspace } from './workspace-paths.js'
 
 const deleteFileInput = z.object({
   path: z.string().describe('File to delete, relative to the workspace root.'),
@@ -30,25 +28,12 @@ export const deleteFileTool: WriteTool<DeleteFileInput> = {
     'Delete one file (not a directory). The deletion is proposed to the user and made once approved.',
   inputSchema: deleteFileInput,
   async propose(input, context) {
-    const resolved = await resolveInWorkspace(context.workspace, input.path, {
-      forWrite: true,
-      mustExist: true,
+    const loaded = await loadExistingFile(context, input.path, {
+      missing: 'does not exist; nothing to delete.',
+      directory: 'is a directory; delete_file deletes one file at a time.',
     })
-    if (!resolved.ok) return { content: resolved.message, isError: true }
-    const shown = resolved.relativePath
-    let state
-    try {
-      state = await readFileState(resolved.absolutePath)
-    } catch (error) {
-      return { content: `Could not read ${shown}: ${describeError(error)}`, isError: true }
-    }
-    if (state.kind === 'directory') {
-      return { content: `${shown} is a directory; delete_file deletes one file at a time.`, isError: true }
-    }
-    const refusal = refuseNonFile(state, shown)
-    if (refusal) return { content: refusal, isError: true }
-    if (state.kind !== 'file')
-      return { content: `${shown} does not exist; nothing to delete.`, isError: true }
+    if (!loaded.ok) return loaded.output
+    const { shown, state } = loaded
     const precondition = { path: shown, sha256: state.sha256 }
     if (looksBinary(state.content)) {
       return {

@@ -1,16 +1,8 @@
 import { writeFile } from 'node:fs/promises'
 import { z } from 'zod'
-import {
-  checkPrecondition,
-  describeError,
-  looksBinary,
-  plural,
-  readFileState,
-  refuseNonFile,
-} from './file-state.js'
+import { checkPrecondition, describeError, looksBinary, plural, loadExistingFile } from './file-state.js'
 import type { WriteTool } from './types.js'
 import { createUnifiedDiff } from './unified-diff.js'
-import { resolveInWorkspace } from './workspace-paths.js'
 
 const editFileInput = z.object({
   path: z.string().describe('File to edit, relative to the workspace root.'),
@@ -90,22 +82,11 @@ export const editFileTool: WriteTool<EditFileInput> = {
     'once, unless replace_all is true. The change is proposed to the user and made once approved.',
   inputSchema: editFileInput,
   async propose(input, context) {
-    const resolved = await resolveInWorkspace(context.workspace, input.path, {
-      forWrite: true,
-      mustExist: true,
+    const loaded = await loadExistingFile(context, input.path, {
+      missing: 'does not exist; use write_file to create it.',
     })
-    if (!resolved.ok) return { content: resolved.message, isError: true }
-    const shown = resolved.relativePath
-    let state
-    try {
-      state = await readFileState(resolved.absolutePath)
-    } catch (error) {
-      return { content: `Could not read ${shown}: ${describeError(error)}`, isError: true }
-    }
-    const refusal = refuseNonFile(state, shown)
-    if (refusal) return { content: refusal, isError: true }
-    if (state.kind !== 'file')
-      return { content: `${shown} does not exist; use write_file to create it.`, isError: true }
+    if (!loaded.ok) return loaded.output
+    const { shown, state } = loaded
     if (looksBinary(state.content)) {
       return { content: `${shown} is a binary file; edit_file only edits text.`, isError: true }
     }

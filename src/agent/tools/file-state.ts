@@ -103,3 +103,32 @@ export async function checkPrecondition(
   }
   return { absolutePath: resolved.absolutePath, relativePath: resolved.relativePath, state }
 }
+
+/**
+ * The existing regular file a tool is about to change: resolved inside the workspace and read, or the
+ * model-readable refusal (outside, unreadable, a directory, too large, missing — `missingMessage`).
+ */
+export async function loadExistingFile(
+  context: ToolContext,
+  requested: string,
+  messages: { missing: string; directory?: string },
+): Promise<
+  | { ok: true; shown: string; state: Extract<FileState, { kind: 'file' }> }
+  | { ok: false; output: { content: string; isError: true } }
+> {
+  const refuse = (content: string) => ({ ok: false as const, output: { content, isError: true as const } })
+  const resolved = await resolveInWorkspace(context.workspace, requested, { forWrite: true, mustExist: true })
+  if (!resolved.ok) return refuse(resolved.message)
+  const shown = resolved.relativePath
+  let state: FileState
+  try {
+    state = await readFileState(resolved.absolutePath)
+  } catch (error) {
+    return refuse(`Could not read ${shown}: ${describeError(error)}`)
+  }
+  if (state.kind === 'directory' && messages.directory) return refuse(`${shown} ${messages.directory}`)
+  const refusal = refuseNonFile(state, shown)
+  if (refusal) return refuse(refusal)
+  if (state.kind !== 'file') return refuse(`${shown} ${messages.missing}`)
+  return { ok: true, shown, state }
+}
