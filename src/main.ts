@@ -16,6 +16,9 @@ import { createWorkspaceTools } from './agent/tools/workspace-tools.js'
 import { type ActionsService, createActionsService } from './runs/actions-service.js'
 import { type BuiltinRunner, createBuiltinRunner } from './runs/builtin-runs.js'
 import { createRunService, type RunService } from './runs/run-service.js'
+import { createScheduler, type Scheduler } from './runs/scheduler.js'
+import { createRunSubmitter, type SubmitRunRequest } from './runs/submit-run.js'
+import type { Run } from './store/repositories/runs-repository.js'
 import { createServerApp } from './server/app.js'
 import { checkBindAddress, listen, type RunningServer } from './server/listen.js'
 import { type AuthService, createAuthService } from './store/auth-service.js'
@@ -63,6 +66,9 @@ export interface Runtime {
   readonly tools: ToolRegistry
   readonly actions: ActionsService
   readonly builtin: BuiltinRunner
+  /** Queued runs of the daemon: claimed, executed, cancelled; crash recovery at start-up. */
+  readonly scheduler: Scheduler
+  submitRun(userId: string, request: SubmitRunRequest): Promise<Run>
   /** Installed CLIs, versions and auth states (cached in the data dir for 24 h unless `refresh`). */
   detectAgents(options?: {
     refresh?: boolean
@@ -173,6 +179,38 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       config: options.config,
       env,
     })
+    const detectAgents = (detectOptions: { refresh?: boolean } = {}) =>
+      loadDetection(adapters.all(), {
+        env,
+        home: env.HOME ?? os.homedir(),
+        dataDir: options.dataDir,
+        refresh: detectOptions.refresh ?? false,
+      })
+    const supervisor = createSupervisor()
+    const scheduler = createScheduler({
+      store,
+      runs,
+      registry: adapters,
+      detectAgents,
+      builtin,
+      supervisor,
+      config: options.config,
+      env,
+      dataDir: options.dataDir,
+      projectDir: options.projectDir,
+      log: log.child({ component: 'scheduler' }),
+    })
+    const submitRun = createRunSubmitter({
+      store,
+      runs,
+      scheduler,
+      actions,
+      config: options.config,
+      adapters,
+      detectAgents,
+      projectDir: options.projectDir,
+      dataDir: options.dataDir,
+    })
 
     return {
       store,
@@ -188,18 +226,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       owner,
       ownerCreated: created,
       adapters,
-      supervisor: createSupervisor(),
+      supervisor,
       runs,
       tools,
       actions,
       builtin,
-      detectAgents: (detectOptions = {}) =>
-        loadDetection(adapters.all(), {
-          env,
-          home: env.HOME ?? os.homedir(),
-          dataDir: options.dataDir,
-          refresh: detectOptions.refresh ?? false,
-        }),
+      scheduler,
+      submitRun,
+      detectAgents,
       async listen(listenOptions) {
         const { warning } = checkBindAddress(listenOptions.host, { authEnabled: true })
         const app = createServerApp({
@@ -209,6 +243,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           log,
           info,
           policy: { allowLocalProviders: options.config.server.allowLocalProviders },
+          runtime: {
+            submitRun,
+            scheduler,
+            actions,
+            runs,
+            detectAgents,
+            adapters,
+            config: options.config,
+            projectDir: options.projectDir,
+          },
         })
         const server = await listen(app, listenOptions)
         return warning ? { ...server, warning } : server

@@ -15,7 +15,7 @@ import type { Run } from '../store/repositories/runs-repository.js'
 import type { Store } from '../store/store.js'
 import type { ActionsService } from './actions-service.js'
 import { resolveBuiltinModel } from './builtin-model.js'
-import type { ActiveRun, RunEnd, RunOwner, RunService } from './run-service.js'
+import type { ActiveRun, RunEnd, RunService } from './run-service.js'
 
 export const SAFE_CLASSIFICATIONS: readonly WriteClassification[] = ['safe_create', 'safe_update']
 
@@ -54,22 +54,18 @@ export interface RunHooks {
  */
 async function releaseIfOwnerGone(
   store: Store,
+  runs: RunService,
   userId: string,
   conversationId: string,
-  self: RunOwner,
 ): Promise<boolean> {
   const scope = store.forUser(userId)
   const active = (await scope.runs.list({ conversationId, limit: 20 })).filter((run) =>
     ['queued', 'preparing', 'running', 'finalizing'].includes(run.status),
   )
   for (const run of active) {
-    const gone = run.owner.node === self.node && run.owner.pid !== null && !processAlive(run.owner.pid)
+    const gone = run.owner.node === runs.owner.node && run.owner.pid !== null && !processAlive(run.owner.pid)
     if (!gone) return false
-    await scope.runs.update(run.id, {
-      status: 'interrupted',
-      reason: 'its process ended without finishing the run',
-      endedAt: new Date().toISOString(),
-    })
+    await runs.interrupt(userId, run.id, 'its process ended without finishing the run')
   }
   await scope.conversations.update(conversationId, { status: 'idle' })
   return true
@@ -185,6 +181,8 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
   }
 
   return {
+    /** Runs the loop in a claimed run of a conversation whose new message is already stored. */
+    execute,
     /** A prompt: a new conversation, or the next message of a resumed one. */
     async start(userId: string, request: BuiltinStart, hooks: RunHooks = {}): Promise<Run> {
       const scope = store.forUser(userId)
@@ -198,7 +196,7 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
         const conversation = await scope.conversations.get(conversationId)
         if (
           conversation?.status === 'running' &&
-          !(await releaseIfOwnerGone(store, userId, conversationId, runs.owner))
+          !(await releaseIfOwnerGone(store, runs, userId, conversationId))
         ) {
           throw new AppError('conflict', 'that conversation has a run in progress', {
             hint: 'wait for it or cancel it',

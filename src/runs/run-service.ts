@@ -32,64 +32,112 @@ export interface ActiveRun {
   end(end: RunEnd): Promise<Run>
 }
 
+/** Receives every stored batch of every run, e.g. the event bus that feeds SSE subscribers. */
+export type EventSink = (
+  envelopes: EventEnvelope[],
+  meta: { userId: string; conversationId: string | null },
+) => void
+
 export function createRunService(options: {
   store: Store
   redactor: Redactor
   owner: RunOwner
   clock?: Clock
+  sink?: EventSink
 }) {
   const { store, redactor, owner } = options
   const clock = options.clock ?? systemClock
 
+  function activate(userId: string, run: Run, onDelivered?: (envelopes: EventEnvelope[]) => void): ActiveRun {
+    const runs = store.forUser(userId).runs
+    const writer = createEventWriter({
+      runs,
+      runId: run.id,
+      redactor,
+      clock,
+      onDelivered: (envelopes) => {
+        options.sink?.(envelopes, { userId, conversationId: run.conversationId })
+        onDelivered?.(envelopes)
+      },
+    })
+    return {
+      run,
+      writer,
+      emit: (event) => writer.write(event),
+      async setStatus(status) {
+        await runs.update(run.id, { status })
+      },
+      async setProcess(pid) {
+        await runs.update(run.id, { agentPgid: pid })
+      },
+      async end(end) {
+        writer.write({
+          type: 'run-end',
+          status: end.status,
+          ...(end.reason !== undefined && { reason: end.reason }),
+          ...(end.sessionId !== undefined && { sessionId: end.sessionId }),
+          ...(end.usage !== undefined && { usage: end.usage }),
+        })
+        await writer.flush()
+        return (await runs.update(run.id, {
+          status: end.status,
+          reason: end.reason ? redactor.text(end.reason) : null,
+          sessionId: end.sessionId ?? null,
+          usage: end.usage ?? null,
+          costUsd: end.usage?.costUsd ?? null,
+          endedAt: clock().toISOString(),
+        }))!
+      },
+    }
+  }
+
   return {
     owner,
+    /** A run waiting for the scheduler. */
+    async enqueue(userId: string, input: NewRun): Promise<Run> {
+      return store.forUser(userId).runs.create({ ...input, status: 'queued' })
+    },
+    /** Takes a queued run for this owner; undefined when someone else took it or it was cancelled. */
+    async claim(
+      userId: string,
+      runId: string,
+      onDelivered?: (envelopes: EventEnvelope[]) => void,
+    ): Promise<ActiveRun | undefined> {
+      const run = await store
+        .forUser(userId)
+        .runs.claimQueued(
+          runId,
+          { node: owner.node, pid: owner.pid, bootId: owner.bootId },
+          clock().toISOString(),
+        )
+      return run && activate(userId, run, onDelivered)
+    },
+    /** Ends a run whose owner is gone: a `run-end` event (after what is stored) and the `interrupted` status. */
+    async interrupt(userId: string, runId: string, reason: string): Promise<void> {
+      const runs = store.forUser(userId).runs
+      const run = await runs.get(runId)
+      if (!run) return
+      const writer = createEventWriter({
+        runs,
+        runId,
+        redactor,
+        clock,
+        afterSeq: await runs.lastEventSeq(runId),
+      })
+      writer.write({ type: 'run-end', status: 'interrupted', reason })
+      await writer.flush()
+      await runs.update(runId, { status: 'interrupted', reason, endedAt: clock().toISOString() })
+      if (run.conversationId)
+        await store.forUser(userId).conversations.update(run.conversationId, { status: 'idle' })
+    },
+    /** Creates and claims at once: a run executed here and now (`hangar run`). */
     async start(
       userId: string,
       input: NewRun,
       onDelivered?: (envelopes: EventEnvelope[]) => void,
     ): Promise<ActiveRun> {
-      const runs = store.forUser(userId).runs
-      const created = await runs.create({ ...input, status: 'preparing' })
-      const run = (await runs.update(created.id, {
-        owner: { node: owner.node, pid: owner.pid, bootId: owner.bootId },
-        startedAt: clock().toISOString(),
-      }))!
-      const writer = createEventWriter({
-        runs,
-        runId: run.id,
-        redactor,
-        clock,
-        ...(onDelivered && { onDelivered }),
-      })
-      return {
-        run,
-        writer,
-        emit: (event) => writer.write(event),
-        async setStatus(status) {
-          await runs.update(run.id, { status })
-        },
-        async setProcess(pid) {
-          await runs.update(run.id, { owner: { node: owner.node, pid, bootId: owner.bootId } })
-        },
-        async end(end) {
-          writer.write({
-            type: 'run-end',
-            status: end.status,
-            ...(end.reason !== undefined && { reason: end.reason }),
-            ...(end.sessionId !== undefined && { sessionId: end.sessionId }),
-            ...(end.usage !== undefined && { usage: end.usage }),
-          })
-          await writer.flush()
-          return (await runs.update(run.id, {
-            status: end.status,
-            reason: end.reason ? redactor.text(end.reason) : null,
-            sessionId: end.sessionId ?? null,
-            usage: end.usage ?? null,
-            costUsd: end.usage?.costUsd ?? null,
-            endedAt: clock().toISOString(),
-          }))!
-        },
-      }
+      const queued = await this.enqueue(userId, input)
+      return (await this.claim(userId, queued.id, onDelivered))!
     },
   }
 }

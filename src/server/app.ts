@@ -2,7 +2,15 @@
 import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { requestId } from 'hono/request-id'
+import type { DetectedAdapter } from '../adapters/detection.js'
+import type { AdapterRegistry } from '../adapters/registry.js'
+import type { HangarConfig } from '../core/config.js'
 import { AppError } from '../core/errors.js'
+import type { ActionsService } from '../runs/actions-service.js'
+import type { RunService } from '../runs/run-service.js'
+import type { Scheduler } from '../runs/scheduler.js'
+import type { SubmitRunRequest } from '../runs/submit-run.js'
+import type { Run } from '../store/repositories/runs-repository.js'
 import type { Logger } from '../core/logger.js'
 import type { AuthService } from '../store/auth-service.js'
 import type { CredentialsService } from '../store/credentials-service.js'
@@ -10,13 +18,29 @@ import type { Store } from '../store/store.js'
 import { type AppVariables, createAuthMiddleware } from './auth-middleware.js'
 import { createErrorHandler, statusOf, toErrorEnvelope } from './error-envelope.js'
 import { payloadTooLarge } from './request-body.js'
+import { registerActionRoutes } from './routes/action-routes.js'
+import { registerAgentRoutes } from './routes/agent-routes.js'
+import { registerConversationRoutes } from './routes/conversation-routes.js'
 import { registerHealthRoutes } from './routes/health-routes.js'
+import { registerRunRoutes } from './routes/run-routes.js'
 import { registerSessionRoutes } from './routes/session-routes.js'
 import { registerSettingsRoutes } from './routes/settings-routes.js'
 import { registerTokenRoutes } from './routes/token-routes.js'
 
 /** JSON API bodies are small; the proxy (its own limit, proxy.bodyLimitMb) carries images and histories. */
 export const API_BODY_LIMIT_BYTES = 1024 * 1024
+
+/** The run machinery the routes drive (built in main.ts). */
+export interface RuntimeServices {
+  submitRun: (userId: string, request: SubmitRunRequest) => Promise<Run>
+  scheduler: Pick<Scheduler, 'cancel' | 'kick'>
+  actions: ActionsService
+  runs: RunService
+  detectAgents: () => Promise<{ adapters: DetectedAdapter[] }>
+  adapters: AdapterRegistry
+  config: HangarConfig
+  projectDir: string
+}
 
 export interface ServerDeps {
   store: Store
@@ -25,6 +49,8 @@ export interface ServerDeps {
   log: Logger
   info: { version: string; nodeId: string; startedAt: Date }
   policy: { allowLocalProviders: boolean }
+  /** The run machinery; the daemon always has it (apps built for auth tests alone leave it out). */
+  runtime?: RuntimeServices
 }
 
 const HOME_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Hangar</title>
@@ -65,6 +91,13 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
   app.use('/api/*', createAuthMiddleware(deps.auth))
   registerTokenRoutes(app, deps)
   registerSettingsRoutes(app, deps)
+  if (deps.runtime) {
+    const runDeps = { store: deps.store, runtime: deps.runtime }
+    registerRunRoutes(app, runDeps)
+    registerConversationRoutes(app, runDeps)
+    registerActionRoutes(app, runDeps)
+    registerAgentRoutes(app, runDeps)
+  }
 
   app.notFound((context) => {
     const error = new AppError('not_found', `no route ${context.req.method} ${context.req.path}`)

@@ -113,6 +113,8 @@ export interface RunsTable {
   owner_node: string | null
   owner_pid: number | null
   owner_boot_id: string | null
+  /** The agent CLI's process group, while it runs. */
+  agent_pgid: number | null
   session_id: string | null
   /** JSON of UsageTotals, or null. */
   usage: string | null

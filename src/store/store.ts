@@ -15,7 +15,7 @@ import {
   createCredentialsRepository,
 } from './repositories/credentials-repository.js'
 import { createProfilesRepository } from './repositories/profiles-repository.js'
-import { createRunsRepository } from './repositories/runs-repository.js'
+import { createRunQueue, createRunsRepository } from './repositories/runs-repository.js'
 import { createSessionsRepository } from './repositories/sessions-repository.js'
 import { createTokensRepository } from './repositories/tokens-repository.js'
 import { createUsersRepository } from './repositories/users-repository.js'
@@ -41,6 +41,7 @@ export type UserScope = ReturnType<typeof createUserScope>
 function createRepositories(context: RepositoryContext) {
   return {
     users: createUsersRepository(context),
+    runQueue: createRunQueue(context),
     authLookups: createAuthLookups(context),
     credentialEnvelopes: createCredentialEnvelopes(context),
     forUser: (userId: string): UserScope => createUserScope(context, userId),

@@ -262,7 +262,7 @@ describe('hangar run with real CLIs', () => {
       const owner = (await store.users.findOwner())!
       const [latest] = await store.forUser(owner.id).runs.list({ limit: 1 })
       expect(latest?.status).toBe('cancelled')
-      expect(groupAlive(latest!.owner.pid!)).toBe(false)
+      expect(groupAlive(latest!.agentPgid!)).toBe(false)
     } finally {
       await store.close()
     }

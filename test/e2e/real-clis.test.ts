@@ -248,8 +248,8 @@ describe.each(REAL_CLI_CASES)('real CLI: $name', (cliCase) => {
       await record('cancel', cwd, outcome)
       expect(outcome.run.status, explain(outcome)).toBe('cancelled')
       expect(outcome.events.at(-1)).toMatchObject({ type: 'run-end', status: 'cancelled' })
-      expect(outcome.run.owner.pid).toBeGreaterThan(0)
-      expect(groupAlive(outcome.run.owner.pid!)).toBe(false)
+      expect(outcome.run.agentPgid).toBeGreaterThan(0)
+      expect(groupAlive(outcome.run.agentPgid!)).toBe(false)
     },
     timeout,
   )

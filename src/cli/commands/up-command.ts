@@ -104,6 +104,9 @@ async function serveUntilStopped(
   say(`✓ listening on ${server.url}`)
   say(`Sign in: ${loginUrl(server.url, await runtime.auth.createLoginLink(runtime.owner.id))}`)
   say('(the link works once, within 15 minutes; run "hangar login" for another)')
+  const recovered = await runtime.scheduler.recover()
+  if (recovered > 0) say(`Marked ${recovered} run(s) left unfinished by an earlier daemon as interrupted.`)
+  runtime.scheduler.start()
   const detection = await runtime.detectAgents()
   for (const adapter of detection.adapters) say(describeDetection(adapter))
   signals.onReload(() => {
@@ -123,6 +126,7 @@ async function serveUntilStopped(
       stopping = true
       runtime.log.info('stopping', { signal })
       void (async () => {
+        await runtime.scheduler.stop()
         await server.close()
         const principal = await runtime.auth.authenticate(cliToken).catch(() => null)
         if (principal) await runtime.auth.endSession(principal).catch(() => {})

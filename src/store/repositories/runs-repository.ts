@@ -19,6 +19,8 @@ export interface Run {
   continues: string | null
   dependsOn: string[]
   owner: { node: string | null; pid: number | null; bootId: string | null }
+  /** The agent CLI's process group (= its pid), for reaping. */
+  agentPgid: number | null
   sessionId: string | null
   usage: UsageTotals | null
   costUsd: number | null
@@ -43,6 +45,7 @@ function toRun(row: RunsTable): Run {
     continues: row.continues,
     dependsOn: fromJson<string[]>(row.depends_on) ?? [],
     owner: { node: row.owner_node, pid: row.owner_pid, bootId: row.owner_boot_id },
+    agentPgid: row.agent_pgid,
     sessionId: row.session_id,
     usage: fromJson<UsageTotals>(row.usage),
     costUsd: row.cost_usd,
@@ -73,6 +76,7 @@ export interface RunChanges {
   usage?: UsageTotals | null
   costUsd?: number | null
   owner?: { node: string | null; pid: number | null; bootId: string | null }
+  agentPgid?: number | null
   workspaceFinalize?: 'ok' | 'failed' | null
   finalizeReason?: string | null
   startedAt?: string | null
@@ -99,6 +103,7 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
         owner_node: null,
         owner_pid: null,
         owner_boot_id: null,
+        agent_pgid: null,
         session_id: null,
         usage: null,
         cost_usd: null,
@@ -146,6 +151,7 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
             owner_pid: changes.owner.pid,
             owner_boot_id: changes.owner.bootId,
           }),
+          ...(changes.agentPgid !== undefined && { agent_pgid: changes.agentPgid }),
           ...(changes.workspaceFinalize !== undefined && { workspace_finalize: changes.workspaceFinalize }),
           ...(changes.finalizeReason !== undefined && { finalize_reason: changes.finalizeReason }),
           ...(changes.startedAt !== undefined && { started_at: changes.startedAt }),
@@ -155,6 +161,31 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
         .where('user_id', '=', userId)
         .execute()
       return this.get(id)
+    },
+    /**
+     * Takes a queued run for execution: one winner, even with several schedulers (the status check is in
+     * the UPDATE). Undefined when it was not queued any more.
+     */
+    async claimQueued(
+      id: string,
+      owner: { node: string; pid: number; bootId: string },
+      startedAt: string,
+    ): Promise<Run | undefined> {
+      const row = await db
+        .updateTable('runs')
+        .set({
+          status: 'preparing',
+          owner_node: owner.node,
+          owner_pid: owner.pid,
+          owner_boot_id: owner.bootId,
+          started_at: startedAt,
+        })
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .where('status', '=', 'queued')
+        .returningAll()
+        .executeTakeFirst()
+      return row && toRun(row)
     },
     /** Stores a batch of envelopes of this user's run in one statement. */
     async appendEvents(envelopes: readonly EventEnvelope[]): Promise<void> {
@@ -209,3 +240,41 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
 }
 
 export type RunsRepository = ReturnType<typeof createRunsRepository>
+
+/** For the scheduler and start-up recovery: runs of every user, by status or owner. */
+export function createRunQueue(context: RepositoryContext) {
+  const { db } = context
+  return {
+    /** Queued runs, oldest first, with their owner's user id. */
+    async queued(limit = 200): Promise<(Run & { userId: string })[]> {
+      const rows = await db
+        .selectFrom('runs')
+        .selectAll()
+        .where('status', '=', 'queued')
+        .orderBy('id')
+        .limit(limit)
+        .execute()
+      return rows.map((row) => ({ ...toRun(row), userId: row.user_id }))
+    },
+    /** Runs a node was executing (not ended), for recovery after a restart. */
+    async activeOnNode(node: string): Promise<(Run & { userId: string })[]> {
+      const rows = await db
+        .selectFrom('runs')
+        .selectAll()
+        .where('owner_node', '=', node)
+        .where('status', 'in', ['preparing', 'running', 'finalizing'])
+        .execute()
+      return rows.map((row) => ({ ...toRun(row), userId: row.user_id }))
+    },
+    /** Statuses of runs by id (any user: dependencies were checked for ownership when submitted). */
+    async statuses(ids: readonly string[]): Promise<Map<string, string>> {
+      if (ids.length === 0) return new Map()
+      const rows = await db
+        .selectFrom('runs')
+        .select(['id', 'status'])
+        .where('id', 'in', [...ids])
+        .execute()
+      return new Map(rows.map((row) => [row.id, row.status]))
+    },
+  }
+}

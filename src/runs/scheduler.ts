@@ -1,0 +1,247 @@
+// The run scheduler of a daemon: runs are submitted as `queued`, then claimed (oldest first) when their
+// dependencies have succeeded, their profile has a free slot (per-profile concurrency, default 1) and
+// the daemon is under its global limit; a claimed run is prepared and executed through its adapter (or
+// the built-in agent) and finalized. On start-up it marks the runs this node owned that were still going
+// as `interrupted` and reaps their process groups — never another live owner's.
+import path from 'node:path'
+import type { DetectedAdapter } from '../adapters/detection.js'
+import { endpointForAdapter } from '../adapters/model-endpoint.js'
+import type { AdapterRegistry } from '../adapters/registry.js'
+import { loadSkill } from '../adapters/skills.js'
+import { processAlive, reapProcessGroup, type Supervisor } from '../adapters/supervisor.js'
+import type { HangarConfig } from '../core/config.js'
+import { AppError } from '../core/errors.js'
+import type { Logger } from '../core/logger.js'
+import type { Run } from '../store/repositories/runs-repository.js'
+import type { Store } from '../store/store.js'
+import type { BuiltinRunner } from './builtin-runs.js'
+import { executeCliRun } from './execute-cli-run.js'
+import { resolveAgent } from './resolve-agent.js'
+import type { ActiveRun, RunEnd, RunService } from './run-service.js'
+
+export interface SchedulerOptions {
+  store: Store
+  runs: RunService
+  registry: AdapterRegistry
+  detectAgents: () => Promise<{ adapters: DetectedAdapter[] }>
+  builtin: BuiltinRunner
+  supervisor: Supervisor
+  config: HangarConfig
+  env: Readonly<Record<string, string | undefined>>
+  dataDir: string
+  projectDir: string
+  log: Logger
+}
+
+const FAILED_DEPENDENCY = new Set(['failed', 'cancelled', 'interrupted'])
+
+export function createScheduler(options: SchedulerOptions) {
+  const { store, runs, log } = options
+  const running = new Map<string, { agent: string; controller: AbortController; done: Promise<void> }>()
+  let scheduling: Promise<void> | undefined
+  let again = false
+  let stopped = false
+  let timer: NodeJS.Timeout | undefined
+
+  async function previousSessionId(userId: string, run: Run): Promise<string | undefined> {
+    if (!run.conversationId) return undefined
+    const earlier = await store.forUser(userId).runs.list({ conversationId: run.conversationId, limit: 50 })
+    return (
+      earlier.find(
+        (candidate) => candidate.id !== run.id && candidate.adapter === run.adapter && candidate.sessionId,
+      )?.sessionId ?? undefined
+    )
+  }
+
+  async function execute(userId: string, active: ActiveRun, signal: AbortSignal): Promise<void> {
+    const run = active.run
+    const conversations = store.forUser(userId).conversations
+    try {
+      const { adapters } = await options.detectAgents()
+      const agent = resolveAgent(run.agent, {
+        config: options.config,
+        registry: options.registry,
+        detected: adapters,
+      })
+      if (agent.kind === 'builtin') {
+        if (!run.conversationId)
+          throw new AppError('invalid_request', 'a built-in agent run needs a conversation')
+        await options.builtin.execute(
+          userId,
+          active,
+          {
+            conversationId: run.conversationId,
+            profile: agent.profile,
+            model: run.model ?? undefined,
+            project: path.basename(options.projectDir),
+            approveSafe: false,
+          },
+          { signal },
+        )
+        return
+      }
+      if (run.conversationId) await conversations.update(run.conversationId, { status: 'running' })
+      const endpoint = endpointForAdapter(agent.adapter, options.env, options.config.providers)
+      const skills = await Promise.all(
+        (agent.profile?.skills ?? []).map((directory) =>
+          loadSkill(path.resolve(options.projectDir, directory)),
+        ),
+      )
+      const end: RunEnd = await executeCliRun(
+        active,
+        {
+          agent: agent.name,
+          adapter: agent.adapter,
+          executable: agent.detected.executable!,
+          prompt: run.prompt,
+          cwd: run.cwd,
+          model: run.model ?? agent.profile?.model ?? endpoint?.model,
+          endpoint,
+          resumeSessionId: agent.adapter.capabilities.resume
+            ? await previousSessionId(userId, run)
+            : undefined,
+          extraArgs: agent.profile?.cliArgs ?? [],
+          skills,
+          isolateHome: agent.profile?.isolateHome ?? false,
+          env: options.env,
+        },
+        { supervisor: options.supervisor, signal, runFilesRoot: path.join(options.dataDir, 'runs') },
+      )
+      await active.end(end)
+    } catch (error) {
+      const appError =
+        error instanceof AppError
+          ? error
+          : new AppError('internal', 'the run failed to start', { cause: error })
+      if (!(error instanceof AppError)) log.error('run failed to start', { runId: run.id, error })
+      active.emit({
+        type: 'error',
+        code: appError.code,
+        message: appError.message,
+        retryable: appError.retryable,
+      })
+      await active.end({ status: signal.aborted ? 'cancelled' : 'failed', reason: appError.message })
+    } finally {
+      if (run.conversationId) {
+        const conversation = await conversations.get(run.conversationId)
+        if (conversation?.status === 'running')
+          await conversations.update(run.conversationId, { status: 'idle' })
+      }
+    }
+  }
+
+  async function failForDependency(
+    userId: string,
+    run: Run,
+    dependency: string,
+    status: string,
+  ): Promise<void> {
+    const active = await runs.claim(userId, run.id)
+    if (!active) return
+    const reason = `dependency ${dependency} ${status}`
+    active.emit({ type: 'error', code: 'dependency_failed', message: reason, retryable: false })
+    await active.end({ status: 'failed', reason: `dependency_failed: ${reason}` })
+  }
+
+  async function scheduleOnce(): Promise<void> {
+    const queued = await store.runQueue.queued()
+    const statuses = await store.runQueue.statuses([...new Set(queued.flatMap((run) => run.dependsOn))])
+    for (const run of queued) {
+      if (stopped || running.size >= options.config.server.maxConcurrentRuns) return
+      const failedDependency = run.dependsOn.find((id) => FAILED_DEPENDENCY.has(statuses.get(id) ?? ''))
+      if (failedDependency) {
+        await failForDependency(run.userId, run, failedDependency, statuses.get(failedDependency)!)
+        continue
+      }
+      if (!run.dependsOn.every((id) => statuses.get(id) === 'succeeded')) continue
+      const limit = options.config.agents[run.agent]?.concurrency ?? 1
+      const busy = [...running.values()].filter((entry) => entry.agent === run.agent).length
+      if (busy >= limit) continue
+      const active = await runs.claim(run.userId, run.id)
+      if (!active) continue
+      const controller = new AbortController()
+      const done = execute(run.userId, active, controller.signal).finally(() => {
+        running.delete(run.id)
+        kick()
+      })
+      running.set(run.id, { agent: run.agent, controller, done })
+    }
+  }
+
+  /** Schedules now; calls while a pass is under way make it run once more afterwards. */
+  function kick(): void {
+    if (stopped) return
+    if (scheduling) {
+      again = true
+      return
+    }
+    scheduling = scheduleOnce()
+      .catch((error: unknown) => log.error('scheduling failed', { error }))
+      .finally(() => {
+        scheduling = undefined
+        if (again) {
+          again = false
+          kick()
+        }
+      })
+  }
+
+  return {
+    kick,
+
+    /** Schedules now and then every `pollMs` (runs queued by other processes, dependencies ended elsewhere). */
+    start(pollMs = 2000): void {
+      kick()
+      timer = setInterval(kick, pollMs)
+      timer.unref()
+    },
+
+    /** Runs this node left unfinished (a crash): marked interrupted, their process groups reaped. */
+    async recover(): Promise<number> {
+      const owner = runs.owner
+      let recovered = 0
+      for (const run of await store.runQueue.activeOnNode(owner.node)) {
+        // Another live process on this host (a `hangar run`, another daemon) still owns it: not ours to touch.
+        if (run.owner.bootId === owner.bootId) continue
+        if (run.owner.pid !== null && run.owner.pid !== owner.pid && processAlive(run.owner.pid)) continue
+        if (run.agentPgid !== null) await reapProcessGroup(run.agentPgid)
+        await runs.interrupt(run.userId, run.id, 'the process that ran it stopped before it finished')
+        recovered++
+      }
+      return recovered
+    },
+
+    async cancel(userId: string, runId: string): Promise<Run> {
+      const scope = store.forUser(userId).runs
+      const run = await scope.get(runId)
+      if (!run) throw new AppError('not_found', `no run ${runId}`)
+      const local = running.get(runId)
+      if (local) {
+        local.controller.abort()
+        await local.done
+        return (await scope.get(runId))!
+      }
+      if (run.status === 'queued') {
+        const active = await runs.claim(userId, runId)
+        if (active) return active.end({ status: 'cancelled', reason: 'cancelled before it started' })
+        return this.cancel(userId, runId)
+      }
+      throw new AppError('conflict', `run ${runId} is ${run.status} and cannot be cancelled here`, {
+        details: { status: run.status },
+      })
+    },
+
+    /** Cancels what runs here and waits for it: a clean stop. */
+    async stop(): Promise<void> {
+      stopped = true
+      if (timer) clearInterval(timer)
+      for (const entry of running.values()) entry.controller.abort()
+      await Promise.all([...running.values()].map((entry) => entry.done))
+      await scheduling
+    },
+
+    runningCount: () => running.size,
+  }
+}
+
+export type Scheduler = ReturnType<typeof createScheduler>

@@ -1,0 +1,38 @@
+// GET /api/agents: every adapter with its detection (installed, version, sign-in) and capabilities, plus
+// the built-in agent, and the profiles of hangar.yaml.
+import type { Hono } from 'hono'
+import type { RuntimeServices } from '../app.js'
+import type { AppVariables } from '../auth-middleware.js'
+
+export function registerAgentRoutes(
+  app: Hono<{ Variables: AppVariables }>,
+  deps: { runtime: RuntimeServices },
+): void {
+  app.get('/api/agents', async (context) => {
+    const { adapters } = await deps.runtime.detectAgents()
+    const profiles = Object.entries(deps.runtime.config.agents).map(([name, profile]) => ({
+      name,
+      ...profile,
+    }))
+    return context.json({
+      adapters: [
+        ...adapters,
+        {
+          id: 'builtin',
+          displayName: "Hangar's built-in agent",
+          installed: true,
+          verified: true,
+          capabilities: {
+            streaming: true,
+            resume: true,
+            surgicalEdit: true,
+            nativeSkillLoading: false,
+            permissionMode: true,
+            contextWindowHint: null,
+          },
+        },
+      ],
+      profiles,
+    })
+  })
+}

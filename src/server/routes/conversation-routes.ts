@@ -1,0 +1,85 @@
+// Conversations: a thread with an agent profile; each user message starts a run. The agent may be switched
+// between runs (a message naming another agent), never during one (409). When the last run failed, the
+// conversation offers a fallback — the user must accept it by sending a message with that agent.
+import type { Hono } from 'hono'
+import { z } from 'zod'
+import { isUsable } from '../../adapters/detection.js'
+import { AppError } from '../../core/errors.js'
+import { resolveAgent } from '../../runs/resolve-agent.js'
+import type { RuntimeServices, ServerDeps } from '../app.js'
+import type { AppVariables } from '../auth-middleware.js'
+import { readJsonBody } from '../request-body.js'
+
+const createSchema = z.strictObject({
+  agent: z.string().min(1).optional(),
+  title: z.string().trim().min(1).max(200).optional(),
+})
+const messageSchema = z.strictObject({
+  text: z.string().min(1).max(1_000_000),
+  agent: z.string().min(1).optional(),
+})
+
+export function registerConversationRoutes(
+  app: Hono<{ Variables: AppVariables }>,
+  deps: { store: ServerDeps['store']; runtime: RuntimeServices },
+): void {
+  const { store, runtime } = deps
+
+  app.post('/api/conversations', async (context) => {
+    const userId = context.get('principal').user.id
+    const body = await readJsonBody(context, createSchema)
+    const { adapters } = await runtime.detectAgents()
+    const agent = resolveAgent(body.agent, {
+      config: runtime.config,
+      registry: runtime.adapters,
+      detected: adapters,
+    })
+    const conversation = await store.forUser(userId).conversations.create({
+      title: body.title ?? 'New conversation',
+      profile: agent.name,
+      project: runtime.projectDir.split('/').pop() ?? 'project',
+    })
+    return context.json(conversation, 201)
+  })
+
+  app.get('/api/conversations', async (context) => {
+    const search = context.req.query('search')
+    return context.json(
+      await store.forUser(context.get('principal').user.id).conversations.list(search ? { search } : {}),
+    )
+  })
+
+  app.get('/api/conversations/:id', async (context) => {
+    const scope = store.forUser(context.get('principal').user.id)
+    const conversation = await scope.conversations.get(context.req.param('id'))
+    if (!conversation) throw new AppError('not_found', `no conversation ${context.req.param('id')}`)
+    const [messages, runs] = await Promise.all([
+      scope.conversations.listMessages(conversation.id),
+      scope.runs.list({ conversationId: conversation.id, limit: 200 }),
+    ])
+    const last = runs[0]
+    let fallback: string[] | null = null
+    if (last?.status === 'failed') {
+      // Preferred agent → another detected, signed-in agent → the built-in agent. Offered, never applied.
+      const { adapters } = await runtime.detectAgents()
+      const others = adapters
+        .filter((adapter) => isUsable(adapter) && adapter.auth.state === 'ok' && adapter.id !== last.adapter)
+        .map((adapter) => adapter.id)
+      fallback = [...new Set([conversation.profile, ...others, 'builtin'])].filter(
+        (name) => name !== last.agent,
+      )
+    }
+    return context.json({ ...conversation, messages, runs, fallback })
+  })
+
+  app.post('/api/conversations/:id/messages', async (context) => {
+    const userId = context.get('principal').user.id
+    const body = await readJsonBody(context, messageSchema)
+    const run = await runtime.submitRun(userId, {
+      prompt: body.text,
+      conversationId: context.req.param('id'),
+      ...(body.agent && { agent: body.agent }),
+    })
+    return context.json(run, 202)
+  })
+}

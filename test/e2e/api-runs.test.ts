@@ -1,0 +1,211 @@
+// Driving runs and conversations over the REST API of a real daemon, as a user with curl would: a PAT,
+// the built-in agent against the mock model, proposals decided over HTTP, and crash recovery.
+import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, rm } from 'node:fs/promises'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  DEFAULT_FILE_CONTENT,
+  type MockModelServer,
+  startMockModelServer,
+} from '../fixtures/mock-model-server.js'
+import { cleanEnv, type RunningDaemon, startDaemon, waitForOutput } from '../helpers/hangar-cli.js'
+import { makeTempDir } from '../helpers/store-engines.js'
+
+interface RunJson {
+  id: string
+  status: string
+  conversationId: string | null
+  reason: string | null
+}
+
+describe('REST runs and conversations', () => {
+  let mock: MockModelServer
+  let root: string
+  let dataDir: string
+  let project: string
+  let env: NodeJS.ProcessEnv
+  let daemon: RunningDaemon
+  let token: string
+
+  const api = async <T>(
+    method: string,
+    route: string,
+    body?: unknown,
+  ): Promise<{ status: number; json: T }> => {
+    const response = await fetch(`${daemon.url}${route}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+      },
+      ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    })
+    return { status: response.status, json: (await response.json()) as T }
+  }
+
+  async function waitForStatus(runId: string, statuses: string[], timeoutMs = 30_000): Promise<RunJson> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const { json } = await api<RunJson>('GET', `/api/runs/${runId}`)
+      if (statuses.includes(json.status)) return json
+      if (Date.now() > deadline) throw new Error(`run ${runId} is still ${json.status}`)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+
+  beforeAll(async () => {
+    mock = await startMockModelServer()
+    root = await makeTempDir('hangar-api-')
+    dataDir = path.join(root, 'data')
+    project = path.join(root, 'project')
+    await mkdir(project)
+    execFileSync('git', ['init', '-q'], { cwd: project })
+    env = cleanEnv({
+      PATH: [path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
+      HOME: root,
+      ANTHROPIC_API_KEY: 'sk-ant-test-api-0123456789',
+      ANTHROPIC_BASE_URL: mock.url,
+    })
+    daemon = await startDaemon(['--data-dir', dataDir], { env, cwd: project })
+    const cliToken = (
+      JSON.parse(await readFile(path.join(dataDir, 'daemon.json'), 'utf8')) as { token: string }
+    ).token
+    const created = await fetch(`${daemon.url}/api/tokens`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${cliToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'curl' }),
+    })
+    token = ((await created.json()) as { token: string }).token
+  })
+
+  afterAll(async () => {
+    await daemon?.stop()
+    await mock?.close()
+    if (root) await rm(root, { recursive: true, force: true })
+  })
+
+  it('runs the built-in agent, takes a decision over HTTP and continues', async () => {
+    const submitted = await api<RunJson>('POST', '/api/runs', {
+      agent: 'builtin',
+      prompt: 'FILE=api.txt',
+      cwd: project,
+    })
+    expect(submitted.status).toBe(201)
+    expect(submitted.json.status).toBe('queued')
+    const waiting = await waitForStatus(submitted.json.id, ['awaiting_confirmation', 'failed'])
+    expect(waiting.status, waiting.reason ?? '').toBe('awaiting_confirmation')
+    const pending = await api<{ id: string; tool: string }[]>('GET', '/api/actions?status=pending')
+    expect(pending.json).toHaveLength(1)
+    const decided = await api<{ action: { status: string }; continuation: RunJson | null }>(
+      'POST',
+      `/api/actions/${pending.json[0]!.id}/confirm`,
+    )
+    expect(decided.status).toBe(200)
+    expect(decided.json.action.status).toBe('applied')
+    expect(decided.json.continuation).not.toBeNull()
+    const finished = await waitForStatus(decided.json.continuation!.id, ['succeeded', 'failed'])
+    expect(finished.status, finished.reason ?? '').toBe('succeeded')
+    expect(await readFile(path.join(project, 'api.txt'), 'utf8')).toBe(DEFAULT_FILE_CONTENT)
+    const again = await api<{ replayed: boolean; continuation: null }>(
+      'POST',
+      `/api/actions/${pending.json[0]!.id}/confirm`,
+    )
+    expect(again.json).toMatchObject({ replayed: true, continuation: null })
+    const other = await api<{ error: { code: string } }>(
+      'POST',
+      `/api/actions/${pending.json[0]!.id}/reject`,
+      {},
+    )
+    expect(other.status).toBe(409)
+  })
+
+  it('holds a conversation: one run at a time, cancel, then the next message', async () => {
+    const conversation = await api<{ id: string; profile: string }>('POST', '/api/conversations', {
+      agent: 'builtin',
+    })
+    expect(conversation.status).toBe(201)
+    const first = await api<RunJson>('POST', `/api/conversations/${conversation.json.id}/messages`, {
+      text: 'HANG',
+    })
+    expect(first.status).toBe(202)
+    await waitForStatus(first.json.id, ['running'])
+    const busy = await api<{ error: { code: string; message: string } }>(
+      'POST',
+      `/api/conversations/${conversation.json.id}/messages`,
+      { text: 'another' },
+    )
+    expect(busy.status).toBe(409)
+    expect(busy.json.error.message).toContain('run queued or running')
+    const cancelled = await api<RunJson>('POST', `/api/runs/${first.json.id}/cancel`)
+    expect(cancelled.json.status).toBe('cancelled')
+    const next = await api<RunJson>('POST', `/api/conversations/${conversation.json.id}/messages`, {
+      text: 'Just answer. NOTOOL',
+    })
+    expect(next.status).toBe(202)
+    expect((await waitForStatus(next.json.id, ['succeeded', 'failed'])).status).toBe('succeeded')
+    const shown = await api<{ messages: unknown[]; runs: RunJson[] }>(
+      'GET',
+      `/api/conversations/${conversation.json.id}`,
+    )
+    expect(shown.json.runs.map((run) => run.status).sort()).toEqual(['cancelled', 'succeeded'])
+    expect(shown.json.messages.length).toBeGreaterThanOrEqual(3)
+  })
+
+  it('answers bad input with the error envelope and leaves nothing behind', async () => {
+    const before = (await api<RunJson[]>('GET', '/api/runs')).json.length
+    const unknownAgent = await api<{ error: { code: string; message: string } }>('POST', '/api/runs', {
+      agent: 'nosuch',
+      prompt: 'x',
+    })
+    expect(unknownAgent.status).toBe(400)
+    expect(unknownAgent.json.error.message).toContain('unknown agent "nosuch"')
+    expect((await api('POST', '/api/runs', '{"agent":')).status).toBe(400)
+    expect((await api('POST', '/api/runs', { prompt: 'x', cwd: '/nonexistent/dir' })).status).toBe(400)
+    expect((await api('POST', '/api/runs', { prompt: 'x', dependsOn: ['run_nope'] })).status).toBe(404)
+    expect((await api('GET', '/api/runs/run_nope')).status).toBe(404)
+    expect((await api('POST', '/api/conversations/conv_nope/messages', { text: 'x' })).status).toBe(404)
+    expect((await api<RunJson[]>('GET', '/api/runs')).json.length).toBe(before)
+  })
+
+  it('fails a run whose dependency failed, and runs one whose dependency succeeded', async () => {
+    const bad = await api<RunJson>('POST', '/api/runs', { agent: 'builtin', prompt: 'FAIL=500' })
+    const after = await api<RunJson>('POST', '/api/runs', {
+      agent: 'builtin',
+      prompt: 'NOTOOL',
+      dependsOn: [bad.json.id],
+    })
+    expect((await waitForStatus(bad.json.id, ['failed', 'succeeded'])).status).toBe('failed')
+    const dependent = await waitForStatus(after.json.id, ['failed', 'succeeded'])
+    expect(dependent).toMatchObject({
+      status: 'failed',
+      reason: expect.stringContaining('dependency_failed'),
+    })
+    const good = await api<RunJson>('POST', '/api/runs', { agent: 'builtin', prompt: 'NOTOOL' })
+    const next = await api<RunJson>('POST', '/api/runs', {
+      agent: 'builtin',
+      prompt: 'NOTOOL',
+      dependsOn: [good.json.id],
+    })
+    expect((await waitForStatus(next.json.id, ['failed', 'succeeded'])).status).toBe('succeeded')
+  })
+
+  it('lists agents with capabilities, the built-in one included', async () => {
+    const agents = await api<{ adapters: { id: string; capabilities: object }[] }>('GET', '/api/agents')
+    expect(agents.json.adapters.map((adapter) => adapter.id)).toContain('builtin')
+    expect(agents.json.adapters.map((adapter) => adapter.id)).toContain('claude-code')
+  })
+
+  it('marks the runs of a daemon killed mid-run as interrupted on the next start', async () => {
+    const run = await api<RunJson>('POST', '/api/runs', { agent: 'builtin', prompt: 'HANG' })
+    await waitForStatus(run.json.id, ['running'])
+    daemon.child.kill('SIGKILL')
+    await daemon.stop()
+    daemon = await startDaemon(['--data-dir', dataDir], { env, cwd: project })
+    await waitForOutput(daemon.stdout, 'Marked 1 run(s) left unfinished by an earlier daemon as interrupted.')
+    const after = await api<RunJson>('GET', `/api/runs/${run.json.id}`)
+    expect(after.json.status).toBe('interrupted')
+    expect(existsSync(path.join(dataDir, 'daemon.json'))).toBe(true)
+  })
+})
