@@ -17,6 +17,7 @@ import type { CredentialsService } from '../store/credentials-service.js'
 import type { Store } from '../store/store.js'
 import { type AppVariables, createAuthMiddleware } from './auth-middleware.js'
 import { createErrorHandler, statusOf, toErrorEnvelope } from './error-envelope.js'
+import { createOpenApiDocument, renderApiDocs } from './openapi.js'
 import { payloadTooLarge } from './request-body.js'
 import { registerActionRoutes } from './routes/action-routes.js'
 import { registerAgentRoutes } from './routes/agent-routes.js'
@@ -85,6 +86,8 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
 
   app.get('/', (context) => context.html(HOME_PAGE))
   registerHealthRoutes(app, deps)
+  app.get('/api/openapi.json', (context) => context.json(createOpenApiDocument(deps.info.version)))
+  app.get('/api/docs', (context) => context.html(renderApiDocs(deps.info.version)))
   registerSessionRoutes(app, deps)
 
   // Everything below needs a signed-in caller.

@@ -1,0 +1,59 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { openTestApp, type TestApp } from '../../test/helpers/test-runtime.js'
+
+describe('openapi', () => {
+  let testApp: TestApp | undefined
+  afterEach(async () => {
+    await testApp?.testStore.dispose()
+  })
+
+  it('serves a well-formed OpenAPI 3.1 document and a readable reference without credentials', async () => {
+    testApp = await openTestApp()
+    const response = await testApp.app.request('http://localhost/api/openapi.json')
+    expect(response.status).toBe(200)
+    const document = (await response.json()) as {
+      openapi: string
+      info: { version: string }
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            operationId: string
+            responses: Record<string, unknown>
+            parameters?: { name: string }[]
+            requestBody?: { content: { 'application/json': { schema: { type: string } } } }
+          }
+        >
+      >
+      components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> }
+    }
+    expect(document.openapi).toBe('3.1.0')
+    expect(document.components.schemas.Error).toBeDefined()
+    const operationIds = new Set<string>()
+    for (const [route, operations] of Object.entries(document.paths)) {
+      expect(route.startsWith('/api/')).toBe(true)
+      const parameterNames = [...route.matchAll(/\{(\w+)\}/g)].map((match) => match[1])
+      for (const operation of Object.values(operations)) {
+        expect(operation.responses.default, route).toBeDefined()
+        expect(operationIds.has(operation.operationId), operation.operationId).toBe(false)
+        operationIds.add(operation.operationId)
+        expect((operation.parameters ?? []).map((parameter) => parameter.name)).toEqual(parameterNames)
+        if (operation.requestBody)
+          expect(operation.requestBody.content['application/json'].schema.type).toBe('object')
+      }
+    }
+    expect(Object.keys(document.paths)).toEqual(
+      expect.arrayContaining(['/api/runs', '/api/runs/{id}/events', '/api/actions/{id}/confirm']),
+    )
+    const runBody = document.paths['/api/runs']!.post!.requestBody!.content['application/json']
+      .schema as unknown as {
+      required: string[]
+      additionalProperties: boolean
+    }
+    expect(runBody.required).toEqual(['prompt'])
+    const docs = await testApp.app.request('http://localhost/api/docs')
+    expect(docs.status).toBe(200)
+    expect(await docs.text()).toContain('/api/conversations/{id}/messages')
+  })
+})

@@ -1,0 +1,225 @@
+// The OpenAPI 3.1 description of the REST API, served at /api/openapi.json, and a readable reference at
+// /api/docs (plain HTML, no external assets). Request bodies come from the same zod schemas the routes
+// validate with, so the document cannot drift from what is accepted.
+import { z } from 'zod'
+import { submitRunSchema } from '../runs/submit-run.js'
+
+interface Operation {
+  method: 'get' | 'post' | 'put' | 'delete'
+  path: string
+  summary: string
+  body?: z.ZodType
+  /** Public routes need no credentials. */
+  public?: boolean
+  stream?: boolean
+}
+
+const OPERATIONS: Operation[] = [
+  {
+    method: 'get',
+    path: '/api/health',
+    summary: 'Health of the daemon, its database and vault',
+    public: true,
+  },
+  { method: 'get', path: '/api/openapi.json', summary: 'This document', public: true },
+  { method: 'get', path: '/api/docs', summary: 'A readable API reference', public: true },
+  {
+    method: 'post',
+    path: '/api/login',
+    summary: 'Trade a one-time sign-in link secret for a session cookie',
+    public: true,
+    body: z.strictObject({ token: z.string() }),
+  },
+  { method: 'post', path: '/api/logout', summary: 'End the current session' },
+  { method: 'get', path: '/api/agents', summary: 'Adapters with detection, capabilities, and profiles' },
+  {
+    method: 'get',
+    path: '/api/runs',
+    summary: 'Runs of the caller (filters: status, conversationId, limit)',
+  },
+  {
+    method: 'post',
+    path: '/api/runs',
+    summary: 'Submit a run (queued, then scheduled)',
+    body: submitRunSchema,
+  },
+  { method: 'get', path: '/api/runs/{id}', summary: 'One run' },
+  {
+    method: 'get',
+    path: '/api/runs/{id}/events',
+    summary: 'Server-sent events of a run (id: <seq>; Last-Event-ID replays)',
+    stream: true,
+  },
+  { method: 'post', path: '/api/runs/{id}/cancel', summary: 'Cancel a queued or running run' },
+  {
+    method: 'post',
+    path: '/api/runs/{id}/finalize',
+    summary: 'Retry a failed workspace finalize (workspaces milestone)',
+  },
+  { method: 'get', path: '/api/conversations', summary: 'Conversations (filter: search)' },
+  {
+    method: 'post',
+    path: '/api/conversations',
+    summary: 'Start a conversation with an agent',
+    body: z.strictObject({ agent: z.string().optional(), title: z.string().optional() }),
+  },
+  {
+    method: 'get',
+    path: '/api/conversations/{id}',
+    summary: 'A conversation with its messages, runs and fallback suggestion',
+  },
+  {
+    method: 'post',
+    path: '/api/conversations/{id}/messages',
+    summary: 'Send a message: starts a run (409 while one is active)',
+    body: z.strictObject({ text: z.string(), agent: z.string().optional() }),
+  },
+  {
+    method: 'get',
+    path: '/api/conversations/{id}/events',
+    summary: 'Server-sent events across the conversation’s runs (id: <runId>:<seq>)',
+    stream: true,
+  },
+  { method: 'get', path: '/api/actions', summary: 'Proposals (filter: status=pending)' },
+  {
+    method: 'post',
+    path: '/api/actions/{id}/confirm',
+    summary: 'Apply a proposal; the last one of a run queues its continuation',
+  },
+  {
+    method: 'post',
+    path: '/api/actions/{id}/reject',
+    summary: 'Refuse a proposal, with a reason for the agent',
+    body: z.strictObject({ reason: z.string().optional() }),
+  },
+  {
+    method: 'get',
+    path: '/api/settings/providers',
+    summary: 'Provider settings of the caller (keys write-only)',
+  },
+  {
+    method: 'get',
+    path: '/api/settings/providers/{provider}',
+    summary: 'One provider’s settings: keyConfigured and at most the last 4 characters',
+  },
+  {
+    method: 'put',
+    path: '/api/settings/providers/{provider}',
+    summary: 'Set a provider key, model or base URL',
+    body: z.strictObject({
+      apiKey: z.string().nullable().optional(),
+      model: z.string().nullable().optional(),
+      baseUrl: z.string().nullable().optional(),
+    }),
+  },
+  { method: 'delete', path: '/api/settings/providers/{provider}', summary: 'Forget a provider’s settings' },
+  { method: 'get', path: '/api/tokens', summary: 'Personal access tokens (session only)' },
+  {
+    method: 'post',
+    path: '/api/tokens',
+    summary: 'Create a token, shown once (session only)',
+    body: z.strictObject({
+      name: z.string(),
+      expiresIn: z.string().optional(),
+      scopes: z.array(z.enum(['api', 'approve'])).optional(),
+    }),
+  },
+  { method: 'delete', path: '/api/tokens/{id}', summary: 'Revoke a token (session only)' },
+]
+
+const ERROR_ENVELOPE = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message', 'retryable', 'details'],
+      properties: {
+        code: { type: 'string' },
+        message: { type: 'string' },
+        retryable: { type: 'boolean' },
+        details: { type: ['object', 'null'] },
+      },
+    },
+  },
+}
+
+function bodySchema(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>
+  return rest
+}
+
+export function createOpenApiDocument(version: string): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {}
+  for (const operation of OPERATIONS) {
+    const parameters = [...operation.path.matchAll(/\{(\w+)\}/g)].map((match) => ({
+      name: match[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }))
+    paths[operation.path] ??= {}
+    paths[operation.path]![operation.method] = {
+      summary: operation.summary,
+      operationId: `${operation.method}${operation.path.replace(/[{}]/g, '').replace(/[^a-zA-Z0-9]+(.)?/g, (_match, next?: string) => (next ? next.toUpperCase() : ''))}`,
+      ...(parameters.length > 0 && { parameters }),
+      ...(operation.public ? { security: [] } : {}),
+      ...(operation.body && {
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: bodySchema(operation.body) } },
+        },
+      }),
+      responses: {
+        '200': {
+          description: 'OK',
+          content: operation.stream
+            ? { 'text/event-stream': { schema: { type: 'string' } } }
+            : { 'application/json': { schema: {} } },
+        },
+        default: {
+          description: 'An error',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+        },
+      },
+    }
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Hangar API',
+      version,
+      description:
+        'REST + SSE API of the Hangar daemon. Errors are { error: { code, message, retryable, details } }.',
+    },
+    servers: [{ url: '/' }],
+    security: [{ bearer: [] }, { session: [] }],
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'A personal access token (hgr_…)' },
+        session: { type: 'apiKey', in: 'cookie', name: 'hangar_session' },
+      },
+      schemas: { Error: ERROR_ENVELOPE },
+    },
+    paths,
+  }
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+}
+
+export function renderApiDocs(version: string): string {
+  const rows = OPERATIONS.map(
+    (operation) =>
+      `<tr><td><code>${operation.method.toUpperCase()}</code></td><td><code>${escapeHtml(operation.path)}</code></td><td>${escapeHtml(operation.summary)}${operation.public ? ' <em>(public)</em>' : ''}</td></tr>`,
+  ).join('\n')
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Hangar API ${escapeHtml(version)}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>body{font:15px system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}table{border-collapse:collapse;width:100%}
+td{border-top:1px solid #8884;padding:.4rem;vertical-align:top}@media (prefers-color-scheme:dark){body{background:#16161a;color:#e8e8ec}}</style></head>
+<body><h1>Hangar API ${escapeHtml(version)}</h1>
+<p>Authenticate with <code>Authorization: Bearer hgr_…</code> (create one with <code>hangar token create</code>) or a browser session.
+Errors are <code>{ "error": { "code", "message", "retryable", "details" } }</code>. The machine-readable document is <a href="/api/openapi.json">/api/openapi.json</a>.</p>
+<table><tbody>${rows}</tbody></table></body></html>`
+}
