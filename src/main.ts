@@ -14,6 +14,7 @@ import { createLogger, type LogLevel } from './logger.js'
 import { createToolRegistry, type ToolRegistry } from './agent/tools/tool-registry.js'
 import { createWorkspaceTools } from './agent/tools/workspace-tools.js'
 import { type ActionsService, createActionsService } from './runs/actions-service.js'
+import { createEventBus, type EventBus } from './runs/event-bus.js'
 import { type BuiltinRunner, createBuiltinRunner } from './runs/builtin-runs.js'
 import { createRunService, type RunService } from './runs/run-service.js'
 import { createScheduler, type Scheduler } from './runs/scheduler.js'
@@ -62,6 +63,8 @@ export interface Runtime {
   readonly adapters: AdapterRegistry
   readonly supervisor: Supervisor
   readonly runs: RunService
+  /** Every stored event batch, fanned out to SSE subscribers. */
+  readonly bus: EventBus
   /** The built-in agent's tools. */
   readonly tools: ToolRegistry
   readonly actions: ActionsService
@@ -162,10 +165,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       bootId: randomUUID(),
     }
     const adapters = createDefaultAdapterRegistry()
+    const bus = createEventBus()
     const runs = createRunService({
       store,
       redactor,
       clock,
+      sink: (envelopes, meta) => bus.publish(envelopes, meta),
       owner: { node: info.nodeId, pid: process.pid, bootId: info.bootId },
     })
     const tools = createToolRegistry(createWorkspaceTools())
@@ -228,6 +233,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       adapters,
       supervisor,
       runs,
+      bus,
       tools,
       actions,
       builtin,
@@ -244,6 +250,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           info,
           policy: { allowLocalProviders: options.config.server.allowLocalProviders },
           runtime: {
+            bus,
             submitRun,
             scheduler,
             actions,
@@ -257,7 +264,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         const server = await listen(app, listenOptions)
         return warning ? { ...server, warning } : server
       },
-      close: () => store.close(),
+      async close() {
+        bus.close()
+        await store.close()
+      },
     }
   } catch (error) {
     await store.close()

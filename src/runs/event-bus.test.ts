@@ -77,14 +77,20 @@ describe('event-bus', () => {
     const run = fakeRun(bus, 'run_A')
     const total = 400
     const publisher = setInterval(() => {
-      const left = total - run.stored.length
-      if (left <= 0) return clearInterval(publisher)
+      const left = total - 1 - run.stored.length
+      if (left <= 0) {
+        run.end()
+        return clearInterval(publisher)
+      }
       const size = Math.min(left, 1 + Math.floor(Math.random() * 3))
       run.write(Array.from({ length: size }, (_, index) => text(String(index))))
-      if (run.stored.length === total - 1) run.end()
     }, 1)
     // Subscribers join at random moments, resuming from random points of what is already stored.
-    const subscribers: Promise<{ afterSeq: number; received: EventEnvelope[] }>[] = []
+    const subscribers: Promise<{
+      afterSeq: number
+      received: EventEnvelope[]
+      subscription: Subscription
+    }>[] = []
     for (let index = 0; index < 30; index++) {
       await sleep(Math.random() * 12)
       const afterSeq = Math.floor(Math.random() * run.stored.length)
@@ -92,12 +98,14 @@ describe('event-bus', () => {
         afterSeq,
         loadStored: (after) => run.loadStored(after),
       })
-      subscribers.push(collect(subscription).then((received) => ({ afterSeq, received })))
+      subscribers.push(collect(subscription).then((received) => ({ afterSeq, received, subscription })))
     }
-    for (const { afterSeq, received } of await Promise.all(subscribers)) {
+    for (const { afterSeq, received, subscription } of await Promise.all(subscribers)) {
+      expect(subscription.reason).toBe('run-end')
       expect(seqsOf(received)).toEqual(range(afterSeq + 1, total))
       expect(received).toEqual(run.stored.slice(afterSeq))
     }
+    expect(run.stored.at(-1)!.type).toBe('run-end')
   })
 
   it('ends a subscriber that falls behind as lagging without blocking the publisher or other subscribers', async () => {
@@ -183,6 +191,37 @@ describe('event-bus', () => {
     expect(fromStart.reason).toBe('closed')
   })
 
+  it('finishes replaying an older run of a conversation while a newer one arrives live', async () => {
+    const bus = createEventBus()
+    const first = fakeRun(bus, 'run_01A', 'conv_1')
+    const second = fakeRun(bus, 'run_01B', 'conv_1')
+    first.write([text('a'), text('b'), text('c'), text('d')])
+    first.end()
+    let release = () => {}
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const subscription = bus.subscribeConversation('conv_1', {
+      after: null,
+      // The first page is held back until the newer run has started writing.
+      loadStored: async (after) => {
+        await gate
+        if (!after || after.runId === 'run_01A') {
+          const page = await first.loadStored(after?.seq ?? 0, 2)
+          if (page.length > 0) return page
+        }
+        return after?.seq === Number.POSITIVE_INFINITY ? [] : second.loadStored(0, 2)
+      },
+    })
+    const received = collect(subscription, 5 + 3)
+    second.write([text('x'), text('y')])
+    release()
+    await sleep(5)
+    second.end()
+    expect((await received).map((envelope) => `${envelope.runId}:${envelope.seq}`)).toEqual([
+      ...range(1, 5).map((seq) => `run_01A:${seq}`),
+      ...range(1, 3).map((seq) => `run_01B:${seq}`),
+    ])
+  })
+
   it('replays an ended run without waiting for a run-end it never wrote', async () => {
     const bus = createEventBus()
     const run = fakeRun(bus, 'run_A')
@@ -214,7 +253,7 @@ describe('event-bus', () => {
     expect(() => subscription[Symbol.asyncIterator]()).toThrow(/only once/)
   })
 
-  it('closes every open subscription when the bus closes', async () => {
+  it('closes every subscription, open or later, when the bus closes', async () => {
     const bus = createEventBus()
     const run = fakeRun(bus, 'run_A')
     const loadStored = (after: number) => run.loadStored(after)
@@ -227,5 +266,8 @@ describe('event-bus', () => {
     bus.close()
     expect(await Promise.all(iterations)).toEqual([[], []])
     expect(subscriptions.map((subscription) => subscription.reason)).toEqual(['closed', 'closed'])
+    const late = bus.subscribeRun('run_A', { afterSeq: 0, loadStored })
+    expect(late.reason).toBe('closed')
+    expect(await collect(late)).toEqual([])
   })
 })

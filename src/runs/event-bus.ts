@@ -71,7 +71,10 @@ export interface RunSubscribeOptions {
 export interface ConversationSubscribeOptions {
   /** Deliver what follows this position; null from the start. */
   after: EventPosition | null
-  /** The next stored events after the position, runs in creation order; empty once there are no more. */
+  /**
+   * The next stored events after the position, runs in creation order; empty once there are no more. A
+   * position whose seq is Infinity asks for the runs after that one only (the rest of it arrived live).
+   */
   loadStored: (after: EventPosition | null) => Promise<EventEnvelope[]>
 }
 
@@ -82,19 +85,21 @@ export interface EventBus {
   subscribeRun(runId: string, options: RunSubscribeOptions): Subscription
   /** Stays open: the conversation's next runs appear as they start. */
   subscribeConversation(conversationId: string, options: ConversationSubscribeOptions): Subscription
-  /** Ends every open subscription as `closed` (daemon shutdown). */
+  /** Stops listening and ends every subscription as `closed`, later ones at once (daemon shutdown). */
   close(): void
 }
 
 type Receiver = (envelopes: readonly EventEnvelope[]) => void
 
-interface SubscriptionSpec {
+interface SubscriptionDefinition {
   maxQueue: number
   start: EventPosition | null
   loadStored: (after: EventPosition | null) => Promise<EventEnvelope[]>
   /** The last seq of a run the client already has, before anything was delivered on this subscription. */
   baselineSeq: (runId: string) => number
   endsWith: (envelope: EventEnvelope) => boolean
+  /** A run subscription: once the rest of its run is buffered, the replay is over. */
+  singleRun: boolean
   replayOnly: boolean
   /** Starts live delivery to `receive`; returns the function that stops it. */
   attach: (receive: Receiver) => () => void
@@ -107,7 +112,8 @@ export function createEventBus(options: { maxQueue?: number; source?: LiveSource
   const byConversation = new Map<string, Set<Receiver>>()
   const open = new Set<Subscription>()
 
-  source.listen((batch) => {
+  let closed = false
+  const stopListening = source.listen((batch) => {
     if (batch.conversationId !== null) {
       for (const receive of byConversation.get(batch.conversationId) ?? []) receive(batch.envelopes)
     }
@@ -132,6 +138,7 @@ export function createEventBus(options: { maxQueue?: number; source?: LiveSource
   }
 
   const track = (subscription: Subscription): Subscription => {
+    if (closed) subscription.close()
     open.add(subscription)
     void subscription.ended.then(() => open.delete(subscription))
     return subscription
@@ -150,6 +157,7 @@ export function createEventBus(options: { maxQueue?: number; source?: LiveSource
           loadStored: (after) => runOptions.loadStored(after?.seq ?? runOptions.afterSeq),
           baselineSeq: () => runOptions.afterSeq,
           endsWith: (envelope) => envelope.type === 'run-end',
+          singleRun: true,
           replayOnly: runOptions.ended ?? false,
           attach: attachTo(byRun, runId),
         }),
@@ -168,23 +176,26 @@ export function createEventBus(options: { maxQueue?: number; source?: LiveSource
             return runId === after.runId ? after.seq : Number.POSITIVE_INFINITY
           },
           endsWith: () => false,
+          singleRun: false,
           replayOnly: false,
           attach: attachTo(byConversation, conversationId),
         }),
       )
     },
     close() {
+      closed = true
+      stopListening()
       for (const subscription of open) subscription.close()
     },
   }
 }
 
-function createSubscription(spec: SubscriptionSpec): Subscription {
+function createSubscription(definition: SubscriptionDefinition): Subscription {
   // Live envelopes not yet taken: the replay-time buffer, then the live queue. Never longer than maxQueue.
   const queue: EventEnvelope[] = []
   const delivered = new Map<string, number>()
   // The first seq of each run that arrived live during the replay: once the replay reaches it, the buffer
-  // holds the rest, so the replay stops instead of chasing a run that is still writing.
+  // holds the rest of that run, so the replay moves on instead of chasing a run that is still writing.
   const firstBuffered = new Map<string, number>()
   let replaying = true
   let reason: SubscriptionEndReason | undefined
@@ -193,10 +204,12 @@ function createSubscription(spec: SubscriptionSpec): Subscription {
   let resolveEnded: (reason: SubscriptionEndReason) => void = () => {}
   const ended = new Promise<SubscriptionEndReason>((resolve) => (resolveEnded = resolve))
 
-  const lastSeqOf = (runId: string) => delivered.get(runId) ?? spec.baselineSeq(runId)
+  const lastSeqOf = (runId: string) => delivered.get(runId) ?? definition.baselineSeq(runId)
   const isNew = (envelope: EventEnvelope) => envelope.seq > lastSeqOf(envelope.runId)
-  const replayCaughtUp = () =>
-    firstBuffered.size > 0 && [...firstBuffered].every(([runId, seq]) => lastSeqOf(runId) >= seq - 1)
+  const restIsBuffered = (runId: string) => {
+    const first = firstBuffered.get(runId)
+    return first !== undefined && lastSeqOf(runId) >= first - 1
+  }
 
   let detach = () => {}
   const end = (why: SubscriptionEndReason) => {
@@ -215,17 +228,17 @@ function createSubscription(spec: SubscriptionSpec): Subscription {
       if (replaying && !firstBuffered.has(envelope.runId)) firstBuffered.set(envelope.runId, envelope.seq)
       queue.push(envelope)
     }
-    if (queue.length > spec.maxQueue) end('lagging')
+    if (queue.length > definition.maxQueue) end('lagging')
     else wake?.()
   }
   // An ended run gets no more events: nothing to listen for.
-  if (!spec.replayOnly) detach = spec.attach(receive)
+  if (!definition.replayOnly) detach = definition.attach(receive)
 
   async function* iterate(): AsyncGenerator<EventEnvelope, void, undefined> {
     try {
-      let position = spec.start
+      let position = definition.start
       while (!reason) {
-        const page = await spec.loadStored(position)
+        const page = await definition.loadStored(position)
         const last = page.at(-1)
         // A page that does not move past the position would make this loop forever.
         if (!last || (position && last.runId === position.runId && last.seq <= position.seq)) break
@@ -234,14 +247,17 @@ function createSubscription(spec: SubscriptionSpec): Subscription {
           if (!isNew(envelope)) continue
           delivered.set(envelope.runId, envelope.seq)
           yield envelope
-          if (spec.endsWith(envelope)) return end('run-end')
+          if (definition.endsWith(envelope)) return end('run-end')
         }
         position = { runId: last.runId, seq: last.seq }
-        if (replayCaughtUp()) break
+        if (!restIsBuffered(position.runId)) continue
+        if (definition.singleRun) break
+        // Only the conversation's newer runs may still hold stored events this subscription has not seen.
+        position = { runId: position.runId, seq: Number.POSITIVE_INFINITY }
       }
       replaying = false
       firstBuffered.clear()
-      if (spec.replayOnly) return end('run-end')
+      if (definition.replayOnly) return end('run-end')
       while (!reason) {
         const envelope = queue.shift()
         if (!envelope) {
@@ -252,7 +268,7 @@ function createSubscription(spec: SubscriptionSpec): Subscription {
         if (!isNew(envelope)) continue
         delivered.set(envelope.runId, envelope.seq)
         yield envelope
-        if (spec.endsWith(envelope)) return end('run-end')
+        if (definition.endsWith(envelope)) return end('run-end')
       }
     } finally {
       end('closed')

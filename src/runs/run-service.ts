@@ -123,6 +123,7 @@ export function createRunService(options: {
         redactor,
         clock,
         afterSeq: await runs.lastEventSeq(runId),
+        onDelivered: (envelopes) => options.sink?.(envelopes, { userId, conversationId: run.conversationId }),
       })
       writer.write({ type: 'run-end', status: 'interrupted', reason })
       await writer.flush()

@@ -7,6 +7,7 @@ import type { AdapterRegistry } from '../adapters/registry.js'
 import type { HangarConfig } from '../core/config.js'
 import { AppError } from '../core/errors.js'
 import type { ActionsService } from '../runs/actions-service.js'
+import type { EventBus } from '../runs/event-bus.js'
 import type { RunService } from '../runs/run-service.js'
 import type { Scheduler } from '../runs/scheduler.js'
 import type { SubmitRunRequest } from '../runs/submit-run.js'
@@ -22,6 +23,7 @@ import { payloadTooLarge } from './request-body.js'
 import { registerActionRoutes } from './routes/action-routes.js'
 import { registerAgentRoutes } from './routes/agent-routes.js'
 import { registerConversationRoutes } from './routes/conversation-routes.js'
+import { registerEventRoutes } from './routes/event-routes.js'
 import { registerHealthRoutes } from './routes/health-routes.js'
 import { registerRunRoutes } from './routes/run-routes.js'
 import { registerSessionRoutes } from './routes/session-routes.js'
@@ -33,6 +35,7 @@ export const API_BODY_LIMIT_BYTES = 1024 * 1024
 
 /** The run machinery the routes drive (built in main.ts). */
 export interface RuntimeServices {
+  bus: EventBus
   submitRun: (userId: string, request: SubmitRunRequest) => Promise<Run>
   scheduler: Pick<Scheduler, 'cancel' | 'kick'>
   actions: ActionsService
@@ -100,6 +103,7 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
     registerConversationRoutes(app, runDeps)
     registerActionRoutes(app, runDeps)
     registerAgentRoutes(app, runDeps)
+    registerEventRoutes(app, { store: deps.store, bus: deps.runtime.bus, log })
   }
 
   app.notFound((context) => {

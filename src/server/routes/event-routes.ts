@@ -72,6 +72,8 @@ async function loadConversationPage(
   for (const run of newestFirst.reverse()) {
     if (after && run.id < after.runId) continue
     const afterSeq = after && run.id === after.runId ? after.seq : 0
+    // The bus has the rest of this run already (it arrived live).
+    if (afterSeq === Number.POSITIVE_INFINITY) continue
     const page = await runs.listEvents(run.id, { afterSeq, limit: REPLAY_PAGE_SIZE })
     if (page.length > 0) return page
   }
