@@ -7,6 +7,7 @@ import { registerAgentsCommand } from './commands/agents-command.js'
 import { registerDoctorCommand } from './commands/doctor-command.js'
 import { registerLoginCommands } from './commands/login-command.js'
 import { registerRunCommand } from './commands/run-command.js'
+import { registerRunsCommand } from './commands/runs-command.js'
 import { registerSecretsCommand } from './commands/secrets-command.js'
 import { registerTokenCommand } from './commands/token-command.js'
 import { registerUpCommand } from './commands/up-command.js'
@@ -39,6 +40,7 @@ export function buildProgram(io: CliIo, options: RunOptions = {}): Command {
     onReload: options.onReload ?? (() => {}),
   })
   registerRunCommand(program, io, globals, { onShutdown: options.onShutdown ?? (() => {}) })
+  registerRunsCommand(program, io, globals)
   registerAgentsCommand(program, io, globals)
   registerActionsCommand(program, io, globals, { onShutdown: options.onShutdown ?? (() => {}) })
   registerLoginCommands(program, io, globals)

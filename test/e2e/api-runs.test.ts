@@ -7,10 +7,11 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   DEFAULT_FILE_CONTENT,
+  FINAL_TEXT,
   type MockModelServer,
   startMockModelServer,
 } from '../fixtures/mock-model-server.js'
-import { cleanEnv, type RunningDaemon, startDaemon, waitForOutput } from '../helpers/hangar-cli.js'
+import { cleanEnv, type RunningDaemon, runHangar, startDaemon, waitForOutput } from '../helpers/hangar-cli.js'
 import { makeTempDir } from '../helpers/store-engines.js'
 
 interface RunJson {
@@ -210,6 +211,36 @@ describe('REST runs and conversations', () => {
     expect(all.every((entry) => entry.event.seq === entry.id)).toBe(true)
     const rest = await read('2')
     expect(rest.map((entry) => entry.id)).toEqual(all.slice(2).map((entry) => entry.id))
+  })
+
+  it('lets the CLI list, cancel and decide through the running daemon', async () => {
+    const hanging = await api<RunJson>('POST', '/api/runs', { agent: 'builtin', prompt: 'HANG' })
+    await waitForStatus(hanging.json.id, ['running'])
+    const cancel = await runHangar(['runs', 'cancel', hanging.json.id, '--data-dir', dataDir], { env })
+    expect(cancel.code, cancel.stderr).toBe(0)
+    expect(cancel.stdout).toContain(`${hanging.json.id} cancelled`)
+
+    const proposing = await api<RunJson>('POST', '/api/runs', {
+      agent: 'builtin',
+      prompt: 'FILE=via-cli.txt',
+      cwd: project,
+    })
+    await waitForStatus(proposing.json.id, ['awaiting_confirmation'])
+    const [action] = (await api<{ id: string }[]>('GET', '/api/actions?status=pending')).json
+    const confirm = await runHangar(['actions', 'confirm', action!.id, '--data-dir', dataDir], {
+      env,
+      timeoutMs: 60_000,
+    })
+    expect(confirm.code, confirm.stderr).toBe(0)
+    expect(confirm.stdout.trim()).toBe(FINAL_TEXT)
+    expect(existsSync(path.join(project, 'via-cli.txt'))).toBe(true)
+
+    const listed = JSON.parse(
+      (await runHangar(['runs', 'list', '--json', '--data-dir', dataDir], { env })).stdout,
+    ) as RunJson[]
+    expect(listed.map((run) => run.id)).toEqual(expect.arrayContaining([hanging.json.id, proposing.json.id]))
+    const shown = await runHangar(['runs', 'show', proposing.json.id, '--data-dir', dataDir], { env })
+    expect(shown.stdout).toMatch(/^status\s+awaiting_confirmation$/m)
   })
 
   it('lists agents with capabilities, the built-in one included', async () => {

@@ -29,6 +29,9 @@ const COMMANDS = [
   ['actions', 'list'],
   ['actions', 'confirm'],
   ['actions', 'reject'],
+  ['runs', 'list'],
+  ['runs', 'show'],
+  ['runs', 'cancel'],
 ]
 
 /** One line, no stack trace: what users must see on an error. */

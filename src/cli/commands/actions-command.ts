@@ -4,7 +4,9 @@ import type { Command } from 'commander'
 import type { Runtime } from '../../main.js'
 import type { Decision } from '../../runs/actions-service.js'
 import type { PendingAction } from '../../store/repositories/actions-repository.js'
-import { type GlobalOptions, openRuntime, withRuntime } from '../context.js'
+import type { Run } from '../../store/repositories/runs-repository.js'
+import { type GlobalOptions, openRuntime, resolveDataDir, withRuntime } from '../context.js'
+import { connectDaemon, type DaemonClient } from '../daemon-client.js'
 import { type CliIo, EXIT, ExitWith, formatTable, printJson } from '../output.js'
 import { createRunPrinter } from '../run-output.js'
 
@@ -88,9 +90,45 @@ export function registerActionsCommand(
       }
     })
 
+  /** With a daemon running, it decides and runs the continuation; we only follow it. */
+  async function decideThroughDaemon(
+    daemon: DaemonClient,
+    id: string,
+    decision: Decision,
+    options: { json?: boolean },
+  ): Promise<number> {
+    const result = await daemon.request<{
+      action: PendingAction
+      replayed: boolean
+      continuation: Run | null
+    }>(
+      'POST',
+      `/api/actions/${id}/${decision.kind}`,
+      decision.kind === 'reject' ? { ...(decision.reason && { reason: decision.reason }) } : undefined,
+    )
+    const { action } = result
+    io.stderr.write(
+      `${action.id} ${result.replayed ? 'was already' : 'is now'} ${action.status}: ${action.summary}\n`,
+    )
+    if (!result.continuation) return EXIT.ok
+    const printer = createRunPrinter(io, { json: options.json ?? false })
+    let status = 'failed'
+    for await (const envelope of daemon.follow(result.continuation.id)) {
+      printer(envelope)
+      if (envelope.type === 'run-end') status = envelope.status
+    }
+    return EXIT_BY_STATUS[status] ?? EXIT.failed
+  }
+
   const runDecision =
     (decisionOf: (options: { reason?: string }) => Decision) =>
     async (id: string, options: { reason?: string; json?: boolean }) => {
+      const daemon = await connectDaemon(resolveDataDir(globals(), io))
+      if (daemon) {
+        const code = await decideThroughDaemon(daemon, id, decisionOf(options), options)
+        if (code !== EXIT.ok) throw new ExitWith(code)
+        return
+      }
       const runtime = await openRuntime(io, globals())
       try {
         const code = await decide(runtime, io, id, decisionOf(options), options, (handler) =>

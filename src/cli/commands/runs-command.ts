@@ -1,0 +1,122 @@
+// hangar runs list|show|cancel|finalize — through the daemon when one runs, else the store directly.
+import type { Command } from 'commander'
+import { processAlive } from '../../adapters/supervisor.js'
+import { AppError } from '../../core/errors.js'
+import { RUN_STATUSES } from '../../core/events.js'
+import type { Run } from '../../store/repositories/runs-repository.js'
+import { type GlobalOptions, resolveDataDir, withRuntime } from '../context.js'
+import { connectDaemon } from '../daemon-client.js'
+import { type CliIo, formatTable, printJson, usageError } from '../output.js'
+
+function duration(run: Run): string | null {
+  if (!run.startedAt) return null
+  const end = run.endedAt ? Date.parse(run.endedAt) : Date.now()
+  const seconds = Math.round((end - Date.parse(run.startedAt)) / 1000)
+  return seconds < 120 ? `${seconds}s` : `${Math.round(seconds / 60)}m`
+}
+
+export function registerRunsCommand(program: Command, io: CliIo, globals: () => GlobalOptions): void {
+  const runs = program.command('runs').description('list, show and cancel runs')
+
+  runs
+    .command('list')
+    .description('the most recent runs')
+    .option('--status <status>', `only runs in this status (${RUN_STATUSES.join(', ')})`)
+    .option('--limit <n>', 'how many', '30')
+    .option('--json', 'print JSON')
+    .action(async (options: { status?: string; limit: string; json?: boolean }) => {
+      if (options.status && !(RUN_STATUSES as readonly string[]).includes(options.status)) {
+        throw usageError(`unknown status "${options.status}"`, `use one of ${RUN_STATUSES.join(', ')}`)
+      }
+      const limit = Number(options.limit)
+      if (!Number.isInteger(limit) || limit < 1) throw usageError('--limit must be a positive whole number')
+      const list = await withRuntime(io, globals(), (runtime) =>
+        runtime.store.forUser(runtime.owner.id).runs.list({
+          limit,
+          ...(options.status && { status: options.status as Run['status'] }),
+        }),
+      )
+      if (options.json) return printJson(io, list)
+      io.stdout.write(
+        formatTable(
+          ['ID', 'STATUS', 'AGENT', 'CREATED', 'TOOK', 'REASON'],
+          list.map((run) => [
+            run.id,
+            run.status,
+            run.agent,
+            run.createdAt.slice(0, 19),
+            duration(run),
+            run.reason?.slice(0, 60),
+          ]),
+        ),
+      )
+    })
+
+  runs
+    .command('show')
+    .description('one run, with its events (--events)')
+    .argument('<id>', 'run id')
+    .option('--events', 'print its stored events too')
+    .option('--json', 'print JSON')
+    .action(async (id: string, options: { events?: boolean; json?: boolean }) => {
+      const { run, events } = await withRuntime(io, globals(), async (runtime) => {
+        const scope = runtime.store.forUser(runtime.owner.id).runs
+        const found = await scope.get(id)
+        if (!found) throw new AppError('not_found', `no run ${id}`, { hint: 'see hangar runs list' })
+        return { run: found, events: options.events ? await scope.listEvents(id) : [] }
+      })
+      if (options.json) return printJson(io, options.events ? { ...run, events } : run)
+      for (const [key, value] of Object.entries({
+        id: run.id,
+        status: run.status,
+        agent: `${run.agent} (${run.adapter})`,
+        model: run.model,
+        cwd: run.cwd,
+        created: run.createdAt,
+        took: duration(run),
+        reason: run.reason,
+        session: run.sessionId,
+        continues: run.continues,
+        usage: run.usage ? `${run.usage.inputTokens} in / ${run.usage.outputTokens} out` : null,
+      })) {
+        if (value) io.stdout.write(`${key.padEnd(10)} ${value}\n`)
+      }
+      for (const event of events) io.stdout.write(`${JSON.stringify(event)}\n`)
+    })
+
+  runs
+    .command('cancel')
+    .description('cancel a queued or running run')
+    .argument('<id>', 'run id')
+    .option('--json', 'print the run as JSON')
+    .action(async (id: string, options: { json?: boolean }) => {
+      const daemon = await connectDaemon(resolveDataDir(globals(), io))
+      let run: Run
+      if (daemon) run = await daemon.request<Run>('POST', `/api/runs/${id}/cancel`)
+      else {
+        run = await withRuntime(io, globals(), async (runtime) => {
+          const found = await runtime.store.forUser(runtime.owner.id).runs.get(id)
+          if (!found) throw new AppError('not_found', `no run ${id}`, { hint: 'see hangar runs list' })
+          // A run executing in another `hangar run` on this host: ask that process to cancel it (Ctrl-C).
+          const owner = found.owner.pid
+          if (found.status !== 'queued' && owner !== null && owner !== process.pid && processAlive(owner)) {
+            process.kill(owner, 'SIGINT')
+            return found
+          }
+          return runtime.scheduler.cancel(runtime.owner.id, id)
+        })
+      }
+      if (options.json) return printJson(io, run)
+      io.stdout.write(
+        `${run.id} ${run.status === 'cancelled' ? 'cancelled' : `asked to cancel (${run.status})`}\n`,
+      )
+    })
+
+  runs
+    .command('finalize')
+    .description("retry a run's failed workspace finalize")
+    .argument('<id>', 'run id')
+    .action(async () => {
+      throw new AppError('not_implemented', 'finalizing workspaces arrives with the workspaces milestone')
+    })
+}
