@@ -174,7 +174,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       owner: { node: info.nodeId, pid: process.pid, bootId: info.bootId },
     })
     const tools = createToolRegistry(createWorkspaceTools())
-    const actions = createActionsService({ store, tools, clock })
+    const actions = createActionsService({ store, tools, clock, defaultWorkspace: options.projectDir })
     const builtin = createBuiltinRunner({
       store,
       runs,
@@ -255,6 +255,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             scheduler,
             actions,
             runs,
+            tools,
             detectAgents,
             adapters,
             config: options.config,

@@ -46,7 +46,7 @@ const budgetSchema = z.strictObject({
   window: z.string().regex(/^\d+[hdw]$/, 'expected a window such as "12h", "1d" or "1w"'),
 })
 
-const profileSchema = z.strictObject({
+export const ProfileSchema = z.strictObject({
   adapter: z.enum(ADAPTER_IDS),
   model: z.string().min(1).optional(),
   provider: name.optional(),
@@ -85,7 +85,7 @@ export const ConfigSchema = z.strictObject({
   services: z.record(name, serviceSchema).default({}),
   providers: z.record(name, providerSchema).default({}),
   targets: z.record(name, targetSchema).default({}),
-  agents: z.record(name, profileSchema).default({}),
+  agents: z.record(name, ProfileSchema).default({}),
   proxy: proxySchema.default(() => proxySchema.parse({})),
   server: serverSchema.default(() => serverSchema.parse({})),
 })

@@ -9,7 +9,10 @@ import type { ProposalDesk } from '../agent/ports.js'
 import { AppError } from '../core/errors.js'
 import { type Clock, systemClock } from '../core/ids.js'
 import type { ActionStatus, PendingAction } from '../store/repositories/actions-repository.js'
+import type { Run } from '../store/repositories/runs-repository.js'
 import type { Repositories, Store } from '../store/store.js'
+import type { RunService } from './run-service.js'
+import type { Scheduler } from './scheduler.js'
 
 export const PROPOSAL_TTL_MS = 24 * 60 * 60 * 1000
 
@@ -29,7 +32,25 @@ function describeOutcome(status: ActionStatus): string {
   return status === 'applied' ? 'applied' : status === 'conflict' ? 'not applied (conflict)' : status
 }
 
-export function createActionsService(options: { store: Store; tools: ToolRegistry; clock?: Clock }) {
+/** Where a proposal came from: a run of the built-in agent (chat), or an MCP client with no run. */
+interface ProposalSource {
+  runId: string | null
+  conversationId: string | null
+  origin: PendingAction['origin']
+}
+
+export interface ActionsServiceOptions {
+  store: Store
+  tools: ToolRegistry
+  clock?: Clock
+  /**
+   * Where an action without a run is applied: MCP proposals are made against the daemon's project
+   * directory, so they must be applied there too. Without it such an action cannot be applied.
+   */
+  defaultWorkspace?: string
+}
+
+export function createActionsService(options: ActionsServiceOptions) {
   const { store, tools } = options
   const clock = options.clock ?? systemClock
 
@@ -38,9 +59,33 @@ export function createActionsService(options: { store: Store; tools: ToolRegistr
     userId: string,
     action: PendingAction,
   ): Promise<string> {
+    if (!action.runId && options.defaultWorkspace) return options.defaultWorkspace
     const run = action.runId ? await repositories.forUser(userId).runs.get(action.runId) : undefined
     if (!run) throw new AppError('conflict', `action ${action.id} has no run to apply it in`)
     return run.cwd
+  }
+
+  function createAction(
+    repositories: Repositories,
+    userId: string,
+    source: ProposalSource,
+    call: { toolCallId: string | null; tool: string; input: unknown },
+    proposal: Proposal,
+  ): Promise<PendingAction> {
+    return repositories.forUser(userId).actions.create({
+      runId: source.runId,
+      conversationId: source.conversationId,
+      tool: call.tool,
+      toolCallId: call.toolCallId,
+      input: call.input,
+      inputHash: createHash('sha256').update(JSON.stringify(call.input)).digest('hex'),
+      summary: proposal.summary,
+      diff: proposal.diff ?? null,
+      classification: proposal.classification,
+      origin: source.origin,
+      precondition: proposal.precondition,
+      expiresAt: new Date(clock().getTime() + PROPOSAL_TTL_MS).toISOString(),
+    })
   }
 
   async function appendToolResult(
@@ -232,33 +277,15 @@ export function createActionsService(options: { store: Store; tools: ToolRegistr
 
     /** The proposal desk of one run: parks proposals, or applies auto-approved ones at once. */
     createDesk(userId: string, run: { runId: string; conversationId: string }, actor: string): ProposalDesk {
-      const create = (
-        repositories: Repositories,
-        call: { toolCallId: string; tool: string; input: unknown },
-        proposal: Proposal,
-      ) =>
-        repositories.forUser(userId).actions.create({
-          runId: run.runId,
-          conversationId: run.conversationId,
-          tool: call.tool,
-          toolCallId: call.toolCallId,
-          input: call.input,
-          inputHash: createHash('sha256').update(JSON.stringify(call.input)).digest('hex'),
-          summary: proposal.summary,
-          diff: proposal.diff ?? null,
-          classification: proposal.classification,
-          origin: 'chat',
-          precondition: proposal.precondition,
-          expiresAt: new Date(clock().getTime() + PROPOSAL_TTL_MS).toISOString(),
-        })
+      const source: ProposalSource = { ...run, origin: 'chat' }
       return {
         async park(call, proposal) {
-          const action = await create(store, call, proposal)
+          const action = await createAction(store, userId, source, call, proposal)
           return { actionId: action.id, expiresAt: action.expiresAt }
         },
         async applyNow(call, proposal) {
           return store.transaction(async (repositories) => {
-            const created = await create(repositories, call, proposal)
+            const created = await createAction(repositories, userId, source, call, proposal)
             const claimed = (await repositories
               .forUser(userId)
               .actions.claim(created.id, { status: 'applied', reason: 'auto-approved' }))!
@@ -274,8 +301,45 @@ export function createActionsService(options: { store: Store; tools: ToolRegistr
       }
     },
 
+    /**
+     * The desk of an MCP client: proposals with no run and no conversation, applied in the default
+     * workspace once decided. Never auto-approved: the decision is a person's (or an approve-scoped PAT's).
+     */
+    createMcpDesk(userId: string) {
+      const source: ProposalSource = { runId: null, conversationId: null, origin: 'mcp' }
+      return {
+        park: (call: { tool: string; input: unknown }, proposal: Proposal): Promise<PendingAction> =>
+          createAction(store, userId, source, { ...call, toolCallId: null }, proposal),
+      }
+    },
+
     describeOutcome,
   }
 }
 
 export type ActionsService = ReturnType<typeof createActionsService>
+
+/**
+ * After a decision over HTTP or MCP: when it settled the last open proposal of a built-in agent's run,
+ * queue the run that resumes its conversation. Replays and proposals without a run continue nothing.
+ */
+export async function queueContinuation(
+  deps: { store: Store; runs: Pick<RunService, 'enqueue'>; scheduler: Pick<Scheduler, 'kick'> },
+  userId: string,
+  result: DecisionResult,
+): Promise<Run | null> {
+  if (result.replayed || result.remaining > 0 || !result.action.runId) return null
+  const previous = await deps.store.forUser(userId).runs.get(result.action.runId)
+  if (!previous?.conversationId) return null
+  const continuation = await deps.runs.enqueue(userId, {
+    agent: previous.agent,
+    adapter: previous.adapter,
+    model: previous.model,
+    prompt: '',
+    cwd: previous.cwd,
+    conversationId: previous.conversationId,
+    continues: previous.id,
+  })
+  deps.scheduler.kick()
+  return continuation
+}

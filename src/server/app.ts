@@ -3,6 +3,7 @@ import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { requestId } from 'hono/request-id'
 import type { DetectedAdapter } from '../adapters/detection.js'
+import type { ToolRegistry } from '../agent/tools/tool-registry.js'
 import type { AdapterRegistry } from '../adapters/registry.js'
 import type { HangarConfig } from '../core/config.js'
 import { AppError } from '../core/errors.js'
@@ -18,6 +19,7 @@ import type { CredentialsService } from '../store/credentials-service.js'
 import type { Store } from '../store/store.js'
 import { type AppVariables, createAuthMiddleware } from './auth-middleware.js'
 import { createErrorHandler, statusOf, toErrorEnvelope } from './error-envelope.js'
+import { registerMcpRoutes } from './mcp/mcp-routes.js'
 import { createOpenApiDocument, renderApiDocs } from './openapi.js'
 import { payloadTooLarge } from './request-body.js'
 import { registerActionRoutes } from './routes/action-routes.js'
@@ -25,6 +27,7 @@ import { registerAgentRoutes } from './routes/agent-routes.js'
 import { registerConversationRoutes } from './routes/conversation-routes.js'
 import { registerEventRoutes } from './routes/event-routes.js'
 import { registerHealthRoutes } from './routes/health-routes.js'
+import { registerProfileRoutes } from './routes/profile-routes.js'
 import { registerRunRoutes } from './routes/run-routes.js'
 import { registerSessionRoutes } from './routes/session-routes.js'
 import { registerSettingsRoutes } from './routes/settings-routes.js'
@@ -40,6 +43,8 @@ export interface RuntimeServices {
   scheduler: Pick<Scheduler, 'cancel' | 'kick'>
   actions: ActionsService
   runs: RunService
+  /** The built-in agent's workspace tools, which the MCP endpoint offers too. */
+  tools: ToolRegistry
   detectAgents: () => Promise<{ adapters: DetectedAdapter[] }>
   adapters: AdapterRegistry
   config: HangarConfig
@@ -92,6 +97,17 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
   app.get('/api/openapi.json', (context) => context.json(createOpenApiDocument(deps.info.version)))
   app.get('/api/docs', (context) => context.html(renderApiDocs(deps.info.version)))
   registerSessionRoutes(app, deps)
+  // MCP clients sign in with a PAT alone, never a cookie or the CLI's session: the endpoint checks its
+  // own bearer token, so it is registered before the middleware that would accept those.
+  if (deps.runtime) {
+    registerMcpRoutes(app, {
+      auth: deps.auth,
+      store: deps.store,
+      runtime: deps.runtime,
+      log,
+      version: deps.info.version,
+    })
+  }
 
   // Everything below needs a signed-in caller.
   app.use('/api/*', createAuthMiddleware(deps.auth))
@@ -103,6 +119,7 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
     registerConversationRoutes(app, runDeps)
     registerActionRoutes(app, runDeps)
     registerAgentRoutes(app, runDeps)
+    registerProfileRoutes(app, runDeps)
     registerEventRoutes(app, { store: deps.store, bus: deps.runtime.bus, log })
   }
 

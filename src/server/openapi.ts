@@ -113,6 +113,20 @@ const OPERATIONS: Operation[] = [
     }),
   },
   { method: 'delete', path: '/api/settings/providers/{provider}', summary: 'Forget a provider’s settings' },
+  {
+    method: 'get',
+    path: '/api/profiles',
+    summary: 'Profiles: from hangar.yaml (read-only) and created by the caller',
+  },
+  {
+    method: 'post',
+    path: '/api/profiles',
+    summary: 'Create a profile (same schema as hangar.yaml agents.<name>)',
+  },
+  { method: 'get', path: '/api/profiles/{name}', summary: 'One profile' },
+  { method: 'put', path: '/api/profiles/{name}', summary: 'Create or replace a profile of the caller' },
+  { method: 'delete', path: '/api/profiles/{name}', summary: 'Delete a profile of the caller' },
+  { method: 'post', path: '/api/mcp', summary: 'MCP Streamable HTTP endpoint (stateless; bearer PAT only)' },
   { method: 'get', path: '/api/tokens', summary: 'Personal access tokens (session only)' },
   {
     method: 'post',

@@ -43,7 +43,8 @@ describe('REST runs and conversations', () => {
       },
       ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }),
     })
-    return { status: response.status, json: (await response.json()) as T }
+    const text = await response.text()
+    return { status: response.status, json: (text ? JSON.parse(text) : null) as T }
   }
 
   async function waitForStatus(runId: string, statuses: string[], timeoutMs = 30_000): Promise<RunJson> {
@@ -241,6 +242,27 @@ describe('REST runs and conversations', () => {
     expect(listed.map((run) => run.id)).toEqual(expect.arrayContaining([hanging.json.id, proposing.json.id]))
     const shown = await runHangar(['runs', 'show', proposing.json.id, '--data-dir', dataDir], { env })
     expect(shown.stdout).toMatch(/^status\s+awaiting_confirmation$/m)
+  })
+
+  it('manages profiles created over the API, checked like hangar.yaml', async () => {
+    const created = await api<{ name: string; source: string }>('POST', '/api/profiles', {
+      name: 'careful',
+      definition: { adapter: 'builtin', autoApprove: ['safe_create'] },
+    })
+    expect(created.status).toBe(201)
+    expect(created.json).toMatchObject({ name: 'careful', source: 'user' })
+    const listed = await api<{ name: string }[]>('GET', '/api/profiles')
+    expect(listed.json.map((profile) => profile.name)).toContain('careful')
+    const invalid = await api<{ error: { message: string } }>('PUT', '/api/profiles/careful', {
+      adapter: 'claud',
+    })
+    expect(invalid.status).toBe(400)
+    expect(
+      (await api('POST', '/api/profiles', { name: 'codex', definition: { adapter: 'codex' } })).status,
+    ).toBe(400)
+    expect((await api('DELETE', '/api/profiles/careful')).status).toBe(204)
+    expect((await api('GET', '/api/profiles/careful')).status).toBe(404)
+    expect((await api('GET', '/api/usage')).status).toBe(501)
   })
 
   it('lists agents with capabilities, the built-in one included', async () => {

@@ -4,6 +4,7 @@
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import { AppError } from '../../core/errors.js'
+import { queueContinuation } from '../../runs/actions-service.js'
 import type { ActionStatus } from '../../store/repositories/actions-repository.js'
 import type { RuntimeServices, ServerDeps } from '../app.js'
 import type { AppVariables } from '../auth-middleware.js'
@@ -44,22 +45,11 @@ export function registerActionRoutes(
         kind === 'confirm' ? { kind } : { kind, reason: (body as { reason?: string }).reason },
         actor,
       )
-      let continuation = null
-      if (!result.replayed && result.remaining === 0 && result.action.runId) {
-        const previous = await store.forUser(principal.user.id).runs.get(result.action.runId)
-        if (previous?.conversationId) {
-          continuation = await runtime.runs.enqueue(principal.user.id, {
-            agent: previous.agent,
-            adapter: previous.adapter,
-            model: previous.model,
-            prompt: '',
-            cwd: previous.cwd,
-            conversationId: previous.conversationId,
-            continues: previous.id,
-          })
-          runtime.scheduler.kick()
-        }
-      }
+      const continuation = await queueContinuation(
+        { store, runs: runtime.runs, scheduler: runtime.scheduler },
+        principal.user.id,
+        result,
+      )
       return context.json({ action: result.action, replayed: result.replayed, continuation })
     })
   decide('confirm')

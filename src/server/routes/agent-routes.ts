@@ -4,35 +4,38 @@ import type { Hono } from 'hono'
 import type { RuntimeServices } from '../app.js'
 import type { AppVariables } from '../auth-middleware.js'
 
+/** What GET /api/agents and the MCP tool list_agents answer. */
+export async function describeAgents(runtime: Pick<RuntimeServices, 'detectAgents' | 'config'>) {
+  const { adapters } = await runtime.detectAgents()
+  const profiles = Object.entries(runtime.config.agents).map(([name, profile]) => ({
+    name,
+    ...profile,
+  }))
+  return {
+    adapters: [
+      ...adapters,
+      {
+        id: 'builtin',
+        displayName: "Hangar's built-in agent",
+        installed: true,
+        verified: true,
+        capabilities: {
+          streaming: true,
+          resume: true,
+          surgicalEdit: true,
+          nativeSkillLoading: false,
+          permissionMode: true,
+          contextWindowHint: null,
+        },
+      },
+    ],
+    profiles,
+  }
+}
+
 export function registerAgentRoutes(
   app: Hono<{ Variables: AppVariables }>,
   deps: { runtime: RuntimeServices },
 ): void {
-  app.get('/api/agents', async (context) => {
-    const { adapters } = await deps.runtime.detectAgents()
-    const profiles = Object.entries(deps.runtime.config.agents).map(([name, profile]) => ({
-      name,
-      ...profile,
-    }))
-    return context.json({
-      adapters: [
-        ...adapters,
-        {
-          id: 'builtin',
-          displayName: "Hangar's built-in agent",
-          installed: true,
-          verified: true,
-          capabilities: {
-            streaming: true,
-            resume: true,
-            surgicalEdit: true,
-            nativeSkillLoading: false,
-            permissionMode: true,
-            contextWindowHint: null,
-          },
-        },
-      ],
-      profiles,
-    })
-  })
+  app.get('/api/agents', async (context) => context.json(await describeAgents(deps.runtime)))
 }

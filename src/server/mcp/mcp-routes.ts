@@ -1,0 +1,57 @@
+// POST /api/mcp: the Model Context Protocol over Streamable HTTP, stateless. Every request gets its own
+// server and transport, built for the token that sent it, so no session has to be kept, routed between
+// daemons or expired; answers are plain JSON (no stream is held open).
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import type { Hono } from 'hono'
+import { AppError } from '../../core/errors.js'
+import type { Logger } from '../../core/logger.js'
+import type { AuthService } from '../../store/auth-service.js'
+import type { Store } from '../../store/store.js'
+import type { RuntimeServices } from '../app.js'
+import type { AppVariables } from '../auth-middleware.js'
+import { toErrorEnvelope } from '../error-envelope.js'
+import { authenticatePat } from './mcp-auth.js'
+import { createHangarMcpServer } from './mcp-server.js'
+
+export interface McpRouteDeps {
+  auth: Pick<AuthService, 'authenticate'>
+  store: Store
+  runtime: RuntimeServices
+  log: Logger
+  version: string
+}
+
+export function registerMcpRoutes(app: Hono<{ Variables: AppVariables }>, deps: McpRouteDeps): void {
+  const log = deps.log.child({ component: 'mcp' })
+
+  app.post('/api/mcp', async (context) => {
+    const principal = await authenticatePat(deps.auth, context.req.header('authorization'))
+    const server = createHangarMcpServer({
+      principal,
+      store: deps.store,
+      runtime: deps.runtime,
+      log: log.child({ requestId: context.get('requestId') }),
+      version: deps.version,
+    })
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    })
+    await server.connect(transport)
+    try {
+      return await transport.handleRequest(context.req.raw)
+    } finally {
+      // JSON mode: the answer is complete once handleRequest resolves, so nothing is cut short here.
+      await server.close()
+    }
+  })
+
+  // Stateless: there is no server-initiated stream to GET and no session to DELETE.
+  app.on(['GET', 'DELETE'], '/api/mcp', (context) => {
+    context.header('Allow', 'POST')
+    const error = new AppError('invalid_request', `${context.req.method} is not supported on /api/mcp`, {
+      hint: 'send MCP messages with POST; the endpoint is stateless and keeps no sessions or streams',
+    })
+    return context.json(toErrorEnvelope(error), 405)
+  })
+}

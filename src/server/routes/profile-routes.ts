@@ -1,0 +1,95 @@
+// Agent profiles: the ones of hangar.yaml (read-only here: edit the file) and the ones people create in
+// the UI or API (stored per user). A profile name may not be an adapter id; every definition is checked
+// by the same schema as hangar.yaml.
+import type { Hono } from 'hono'
+import { z } from 'zod'
+import { isAdapterId } from '../../core/adapter-ids.js'
+import { ProfileSchema } from '../../core/config.js'
+import { AppError } from '../../core/errors.js'
+import type { RuntimeServices, ServerDeps } from '../app.js'
+import type { AppVariables } from '../auth-middleware.js'
+import { readJsonBody } from '../request-body.js'
+
+const profileName = z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/, 'letters, digits, ".", "_" or "-"')
+const createSchema = z.strictObject({ name: profileName, definition: ProfileSchema })
+
+export function registerProfileRoutes(
+  app: Hono<{ Variables: AppVariables }>,
+  deps: { store: ServerDeps['store']; runtime: RuntimeServices },
+): void {
+  const { store, runtime } = deps
+  const fromConfig = (name: string) => runtime.config.agents[name]
+
+  function checkName(name: string): void {
+    if (isAdapterId(name))
+      throw new AppError('invalid_request', `"${name}" is an adapter id; pick another profile name`)
+    if (fromConfig(name)) {
+      throw new AppError('conflict', `profile "${name}" is defined in hangar.yaml`, {
+        hint: 'edit hangar.yaml to change it',
+      })
+    }
+  }
+
+  app.get('/api/profiles', async (context) => {
+    const stored = await store.forUser(context.get('principal').user.id).profiles.list()
+    return context.json([
+      ...Object.entries(runtime.config.agents).map(([name, definition]) => ({
+        name,
+        source: 'config',
+        definition,
+      })),
+      ...stored.map((profile) => ({
+        name: profile.name,
+        source: 'user',
+        definition: profile.definition,
+        updatedAt: profile.updatedAt,
+      })),
+    ])
+  })
+
+  app.post('/api/profiles', async (context) => {
+    const body = await readJsonBody(context, createSchema)
+    checkName(body.name)
+    const profiles = store.forUser(context.get('principal').user.id).profiles
+    if (await profiles.get(body.name))
+      throw new AppError('conflict', `profile "${body.name}" exists`, { hint: 'PUT to change it' })
+    const saved = await profiles.put(body.name, body.definition)
+    return context.json({ name: saved.name, source: 'user', definition: saved.definition }, 201)
+  })
+
+  app.get('/api/profiles/:name', async (context) => {
+    const name = context.req.param('name')
+    const configured = fromConfig(name)
+    if (configured) return context.json({ name, source: 'config', definition: configured })
+    const stored = await store.forUser(context.get('principal').user.id).profiles.get(name)
+    if (!stored) throw new AppError('not_found', `no profile "${name}"`)
+    return context.json({ name, source: 'user', definition: stored.definition })
+  })
+
+  app.put('/api/profiles/:name', async (context) => {
+    const name = context.req.param('name')
+    if (!profileName.safeParse(name).success)
+      throw new AppError('invalid_request', `"${name}" is not a profile name`)
+    checkName(name)
+    const definition = await readJsonBody(context, ProfileSchema)
+    const saved = await store.forUser(context.get('principal').user.id).profiles.put(name, definition)
+    return context.json({ name, source: 'user', definition: saved.definition })
+  })
+
+  app.delete('/api/profiles/:name', async (context) => {
+    const name = context.req.param('name')
+    checkName(name)
+    const removed = await store.forUser(context.get('principal').user.id).profiles.delete(name)
+    if (!removed) throw new AppError('not_found', `no profile "${name}"`)
+    return context.body(null, 204)
+  })
+
+  app.get('/api/profiles/:name/feeds', () => {
+    throw new AppError('not_implemented', 'feeds arrive with the proxy milestone')
+  })
+  for (const route of ['/api/workspaces', '/api/usage', '/api/nodes']) {
+    app.get(route, () => {
+      throw new AppError('not_implemented', `${route} arrives with a later milestone`)
+    })
+  }
+}
