@@ -77,7 +77,10 @@ async function serveUntilStopped(
   signals: DaemonSignals,
 ): Promise<void> {
   let server: Awaited<ReturnType<Runtime['listen']>>
+  let recovered: number
   try {
+    // Before listening: no client may see a run as still running that no process runs any more.
+    recovered = await runtime.scheduler.recover()
     server = await runtime.listen(address)
   } catch (error) {
     await runtime.close()
@@ -104,7 +107,6 @@ async function serveUntilStopped(
   say(`✓ listening on ${server.url}`)
   say(`Sign in: ${loginUrl(server.url, await runtime.auth.createLoginLink(runtime.owner.id))}`)
   say('(the link works once, within 15 minutes; run "hangar login" for another)')
-  const recovered = await runtime.scheduler.recover()
   if (recovered > 0) say(`Marked ${recovered} run(s) left unfinished by an earlier daemon as interrupted.`)
   runtime.scheduler.start()
   const detection = await runtime.detectAgents()
