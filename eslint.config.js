@@ -10,9 +10,17 @@ export default tseslint.config(
     languageOptions: {
       // TypeScript checks names in .ts files; these are the Node globals the plain .mjs scripts use.
       globals: Object.fromEntries(
-        ['process', 'console', 'URL', 'performance', 'fetch', 'setTimeout', 'clearTimeout', 'Buffer'].map(
-          (name) => [name, 'readonly'],
-        ),
+        [
+          'process',
+          'console',
+          'URL',
+          'performance',
+          'fetch',
+          'setTimeout',
+          'clearTimeout',
+          'Buffer',
+          'TextDecoder',
+        ].map((name) => [name, 'readonly']),
       ),
     },
     rules: {

@@ -2,7 +2,7 @@
 // npm run bench: numbers, never assertions. Prints percentiles for the daemon's start-up (cold = empty
 // data dir with migrations and owner creation; warm = existing data dir), its idle RSS, and API latency.
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -17,13 +17,14 @@ function percentile(values, p) {
 const summary = (values, unit) =>
   `p50 ${percentile(values, 50).toFixed(1)}${unit}  p90 ${percentile(values, 90).toFixed(1)}${unit}  max ${Math.max(...values).toFixed(1)}${unit}  (n=${values.length})`
 
-function startDaemon(dataDir) {
+function startDaemon(dataDir, options = {}) {
   return new Promise((resolve, reject) => {
     const started = performance.now()
-    const env = { ...process.env }
+    const env = { ...(options.env ?? process.env) }
     for (const name of Object.keys(env)) if (name.startsWith('HANGAR_')) delete env[name]
     const child = spawn(process.execPath, [bin, 'up', '--port', '0', '--data-dir', dataDir], {
       env: { ...env, HANGAR_LOG_LEVEL: 'warn' },
+      cwd: options.cwd ?? process.cwd(),
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     let out = ''
@@ -176,6 +177,61 @@ for (let run = 0; run < 5; run++) {
 }
 rmSync(detectionDir, { recursive: true, force: true })
 
+// Latency from an agent CLI's stdout line to an SSE client, with 1 and 20 runs streaming at once: a fake
+// CLI writes timestamped lines; the client reads them back over GET /api/runs/:id/events.
+async function streamLatency(concurrentRuns) {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'hangar-bench-sse-'))
+  const project = path.join(scratch, 'project')
+  mkdirSync(project)
+  writeFileSync(
+    path.join(project, 'hangar.yaml'),
+    'agents:\n  fake: { adapter: cursor-agent, concurrency: 20 }\nserver: { maxConcurrentRuns: 20 }\n',
+  )
+  const env = {
+    ...process.env,
+    PATH: [path.join(root, 'test/fixtures/bin'), process.env.PATH].join(':'),
+    FAKE_CURSOR_STREAM: '200:5',
+  }
+  for (const name of Object.keys(env)) if (name.startsWith('HANGAR_')) delete env[name]
+  const daemon = await startDaemon(path.join(scratch, 'data'), { env, cwd: project })
+  const { token } = JSON.parse(readFileSync(path.join(scratch, 'data', 'daemon.json'), 'utf8'))
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
+  const latencies = []
+  let events = 0
+  const started = performance.now()
+  await Promise.all(
+    Array.from({ length: concurrentRuns }, async () => {
+      const run = await (
+        await fetch(`${daemon.url}/api/runs`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ agent: 'fake', prompt: 'NOTOOL' }),
+        })
+      ).json()
+      const response = await fetch(`${daemon.url}/api/runs/${run.id}/events`, { headers })
+      const decoder = new TextDecoder()
+      let buffer = ''
+      for await (const chunk of response.body) {
+        const now = Date.now()
+        buffer += decoder.decode(chunk, { stream: true })
+        const lines = buffer.split('\n')
+        buffer = lines.pop()
+        for (const line of lines) {
+          if (!line.startsWith('data: ')) continue
+          events++
+          for (const match of line.matchAll(/\[t=(\d+)\]/g)) latencies.push(now - Number(match[1]))
+        }
+      }
+    }),
+  )
+  const seconds = (performance.now() - started) / 1000
+  await stop(daemon.child)
+  rmSync(scratch, { recursive: true, force: true })
+  return { latencies, eventsPerSecond: events / seconds }
+}
+const sseOne = await streamLatency(1)
+const sseTwenty = await streamLatency(20)
+
 console.log(`hangar bench (node ${process.versions.node}, ${os.cpus().length} cores)`)
 console.log(`hangar up start-up, cold (new data dir):  ${summary(cold, ' ms')}`)
 console.log(`hangar up start-up, warm (existing dir):  ${summary(warm, ' ms')}`)
@@ -185,6 +241,15 @@ console.log(`GET /api/tokens (authenticated) latency:  ${summary(authed, ' ms')}
 for (const [adapterId, numbers] of Object.entries(streams)) {
   console.log(
     `${adapterId} stream (${numbers.lines} lines): parse ${Math.round(numbers.parsePerSecond).toLocaleString('en')} events/s; parse + persist ${Math.round(numbers.persistPerSecond).toLocaleString('en')} events/s (${numbers.events} events stored as ${numbers.stored} after coalescing)`,
+  )
+}
+const pct = (values, p) => percentile(values, p).toFixed(1)
+for (const [label, result] of [
+  ['1 run', sseOne],
+  ['20 runs', sseTwenty],
+]) {
+  console.log(
+    `agent stdout → SSE client, ${label}: p50 ${pct(result.latencies, 50)} ms  p99 ${pct(result.latencies, 99)} ms  (n=${result.latencies.length}); ${Math.round(result.eventsPerSecond)} events/s delivered`,
   )
 }
 console.log(`agent detection, cold (7 adapters, probing): ${summary(detectCold, ' ms')}`)
