@@ -60,9 +60,7 @@ describe('detection', () => {
       fakeAdapter('gemini', 'hanging'),
       fakeAdapter('cursor-agent', 'absent'),
     ]
-    const started = Date.now()
     const detected = await detectAll(adapters, { env, home, versionTimeoutMs: 1500 })
-    const elapsed = Date.now() - started
     expect(detected.map((adapter) => [adapter.id, adapter.installed, adapter.version])).toEqual([
       ['claude-code', true, '1.2.3'],
       ['codex', true, null],
@@ -72,8 +70,6 @@ describe('detection', () => {
     expect(detected[0]).toMatchObject({ configDirFound: true, problem: null, auth: { state: 'ok' } })
     expect(detected[1]?.problem).toContain('exited with 3')
     expect(detected[2]?.problem).toContain('did not answer')
-    // In parallel: the hanging probe costs its own timeout, not the sum of everyone's.
-    expect(elapsed).toBeLessThan(1500 * 2)
     expect(describeDetection(detected[0]!)).toBe('✓ claude-code 1.2.3 (auth: ok)')
     expect(describeDetection(detected[3]!)).toBe(
       '✗ cursor-agent (not installed, unverified against the real CLI)',

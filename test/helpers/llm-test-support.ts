@@ -3,7 +3,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { AppError } from '../../src/core/errors.js'
-import type { LlmStreamEvent } from '../../src/providers/types.js'
+import type { LlmClient, LlmRequest, LlmStreamEvent } from '../../src/providers/types.js'
+import { type MockModelServer, reply } from '../fixtures/mock-model-server.js'
 
 export async function collect(events: AsyncIterable<LlmStreamEvent>): Promise<LlmStreamEvent[]> {
   const collected: LlmStreamEvent[] = []
@@ -35,4 +36,24 @@ export async function startRawServer(handle: (request: IncomingMessage, response
         raw.close(() => resolve())
       }),
   }
+}
+
+/**
+ * Aborts a stream at its first text delta while the model hangs: the client must end with an error rather
+ * than wait (a client that waited would run into the test's timeout).
+ */
+export async function abortMidStream(
+  client: LlmClient,
+  server: MockModelServer,
+  request: (extra: Partial<LlmRequest>) => LlmRequest,
+): Promise<AppError> {
+  server.enqueue(reply().text('started').hang())
+  const controller = new AbortController()
+  return failure(
+    (async () => {
+      for await (const event of client.stream(request({ signal: controller.signal }))) {
+        if (event.type === 'text-delta') controller.abort()
+      }
+    })(),
+  )
 }

@@ -73,9 +73,7 @@ describe('run-command-tool', () => {
 
   it('kills the whole process group on timeout', async () => {
     const pidFile = path.join(workspace, 'background.pid')
-    const started = Date.now()
     const output = await run(`sleep 30 & echo $! > ${pidFile}; sleep 30`, 1)
-    expect(Date.now() - started).toBeLessThan(10_000)
     expect(output).toMatchObject({ isError: true })
     expect(output.content).toContain('[timed out after 1 s; the command and its child processes were killed]')
     const backgroundPid = Number(await readFile(pidFile, 'utf8'))
@@ -98,11 +96,10 @@ describe('run-command-tool', () => {
     await expect(readFile(path.join(workspace, 'never'))).rejects.toThrow(/ENOENT/)
   })
 
-  it('does not wait for background jobs once the shell exits', async () => {
-    const started = Date.now()
+  // Waiting for the background job would take 30 s: the test's own timeout catches that, no clock needed.
+  it('does not wait for background jobs once the shell exits', { timeout: 10_000 }, async () => {
     const output = await run('sleep 30 & echo quick')
     expect(output).toEqual({ content: 'quick\n[exit code 0]', isError: false })
-    expect(Date.now() - started).toBeLessThan(5000)
   })
 
   it('keeps the daemon secrets out of the command environment', async () => {
