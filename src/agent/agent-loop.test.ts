@@ -82,18 +82,30 @@ async function setup(initial: Message[] = []) {
   }
 }
 
+type LoopContext = Awaited<ReturnType<typeof setup>>
+
+/** Runs the loop over a test context; `options` overrides the defaults (no auto-approval). */
+function loop(
+  context: LoopContext,
+  llm: LlmClient,
+  options: Partial<Parameters<typeof runAgentLoop>[0]> = {},
+) {
+  return runAgentLoop({
+    llm,
+    model: 'm',
+    system: 's',
+    autoApprove: [],
+    context: { workspace: context.workspace },
+    ...context,
+    ...options,
+  })
+}
+
 describe('agent-loop', () => {
   it('runs read tools at once and finishes when the model answers', async () => {
     const context = await setup([{ role: 'user', content: [{ type: 'text', text: 'what is in notes?' }] }])
     const llm = scriptedClient([call('c1', 'read_file', { path: 'notes.txt' }), say('It says to buy milk.')])
-    const result = await runAgentLoop({
-      llm,
-      model: 'm',
-      system: 's',
-      autoApprove: [],
-      context: { workspace: context.workspace },
-      ...context,
-    })
+    const result = await loop(context, llm)
     expect(result.outcome).toEqual({ status: 'succeeded' })
     expect(context.messages.map((message) => message.role)).toEqual([
       'user',
@@ -108,14 +120,7 @@ describe('agent-loop', () => {
   it('parks a write as a proposal, changes nothing, and ends awaiting confirmation', async () => {
     const context = await setup([{ role: 'user', content: [{ type: 'text', text: 'write' }] }])
     const llm = scriptedClient([call('c1', 'write_file', { path: 'new.txt', content: 'x\n' })])
-    const result = await runAgentLoop({
-      llm,
-      model: 'm',
-      system: 's',
-      autoApprove: [],
-      context: { workspace: context.workspace },
-      ...context,
-    })
+    const result = await loop(context, llm)
     expect(result.outcome).toEqual({ status: 'awaiting_confirmation', actionIds: ['act_1'] })
     await expect(readFile(path.join(context.workspace, 'new.txt'))).rejects.toThrow()
     expect(context.events.at(-1)).toMatchObject({
@@ -128,14 +133,7 @@ describe('agent-loop', () => {
   it('applies an auto-approved classification through the desk and reports the file change', async () => {
     const context = await setup([{ role: 'user', content: [{ type: 'text', text: 'write' }] }])
     const llm = scriptedClient([call('c1', 'write_file', { path: 'new.txt', content: 'x\n' }), say('done')])
-    const result = await runAgentLoop({
-      llm,
-      model: 'm',
-      system: 's',
-      autoApprove: ['safe_create'],
-      context: { workspace: context.workspace },
-      ...context,
-    })
+    const result = await loop(context, llm, { autoApprove: ['safe_create'] })
     expect(result.outcome).toEqual({ status: 'succeeded' })
     expect(await readFile(path.join(context.workspace, 'new.txt'), 'utf8')).toBe('x\n')
     expect(context.events).toContainEqual(
@@ -150,14 +148,7 @@ describe('agent-loop', () => {
       call('c2', 'read_file', { file: 'notes.txt' }),
       say('ok'),
     ])
-    await runAgentLoop({
-      llm,
-      model: 'm',
-      system: 's',
-      autoApprove: [],
-      context: { workspace: context.workspace },
-      ...context,
-    })
+    await loop(context, llm)
     const results = context.messages.filter((message) => message.role === 'tool')
     expect(results[0]).toMatchObject({
       isError: true,
@@ -173,26 +164,12 @@ describe('agent-loop', () => {
     for (const stopReason of ['max_tokens', 'refusal'] as const) {
       const context = await setup([{ role: 'user', content: [{ type: 'text', text: 'x' }] }])
       const llm = scriptedClient([{ ...say('half an ans'), stopReason }])
-      const result = await runAgentLoop({
-        llm,
-        model: 'm',
-        system: 's',
-        autoApprove: [],
-        context: { workspace: context.workspace },
-        ...context,
-      })
+      const result = await loop(context, llm)
       expect(result.outcome.status).toBe('failed')
     }
     const context = await setup([{ role: 'user', content: [{ type: 'text', text: 'x' }] }])
     const llm = scriptedClient([{ ...say('thinking…'), stopReason: 'pause' }, say('answer')])
-    const result = await runAgentLoop({
-      llm,
-      model: 'm',
-      system: 's',
-      autoApprove: [],
-      context: { workspace: context.workspace },
-      ...context,
-    })
+    const result = await loop(context, llm)
     expect(result.outcome.status).toBe('succeeded')
     expect(llm.requests).toHaveLength(2)
   })
@@ -211,14 +188,7 @@ describe('agent-loop', () => {
       },
     ])
     const llm = scriptedClient([])
-    const result = await runAgentLoop({
-      llm,
-      model: 'm',
-      system: 's',
-      autoApprove: [],
-      context: { workspace: context.workspace },
-      ...context,
-    })
+    const result = await loop(context, llm)
     expect(result.outcome).toEqual({ status: 'awaiting_confirmation', actionIds: ['act_1'] })
     expect(context.parked).toEqual(['delete_file'])
     expect(llm.requests).toHaveLength(0)
@@ -228,15 +198,7 @@ describe('agent-loop', () => {
   it('stops at the step limit', async () => {
     const context = await setup([{ role: 'user', content: [{ type: 'text', text: 'x' }] }])
     const llm = scriptedClient(Array.from({ length: 5 }, (_, index) => call(`c${index}`, 'list_files', {})))
-    const result = await runAgentLoop({
-      llm,
-      model: 'm',
-      system: 's',
-      autoApprove: [],
-      maxSteps: 3,
-      context: { workspace: context.workspace },
-      ...context,
-    })
+    const result = await loop(context, llm, { maxSteps: 3 })
     expect(result.outcome).toMatchObject({
       status: 'failed',
       reason: expect.stringContaining('3 model turns'),

@@ -127,21 +127,15 @@ describe.each(STORE_ENGINES)('SSE event streams ($name)', (engine) => {
       cwd: '/tmp',
       conversationId,
     })
-    const publishMs: number[] = []
     const writer = createEventWriter({
       runs,
       runId: run.id,
       redactor: createRedactor(),
       batchDelayMs: 1,
-      onDelivered: (envelopes) => {
-        const started = performance.now()
-        bus.publish(envelopes, { userId: user.id, conversationId })
-        publishMs.push(performance.now() - started)
-      },
+      onDelivered: (envelopes) => bus.publish(envelopes, { userId: user.id, conversationId }),
     })
     return {
       id: run.id,
-      publishMs,
       async write(...events: AgentEvent[]) {
         for (const event of events) writer.write(event)
         await writer.flush()
@@ -239,7 +233,6 @@ describe.each(STORE_ENGINES)('SSE event streams ($name)', (engine) => {
     const slowSubscription = subscriptions[1]!
     // Large events, until the slow client's socket buffers are full and its queue has overflowed.
     const large: AgentEvent = { type: 'raw', stream: 'stdout', value: 'x'.repeat(32 * 1024) }
-    const started = performance.now()
     let written = 0
     while (slowSubscription.reason !== 'lagging' && written < 3000) {
       await run.write(large)
@@ -248,10 +241,9 @@ describe.each(STORE_ENGINES)('SSE event streams ($name)', (engine) => {
     }
     for (let index = 0; index < 10; index++) await run.write(toolCall(index))
     await run.end()
-    const writingMs = performance.now() - started
+    // Every write completed while the slow client read nothing: publishing never waited for it (a blocked
+    // publisher would hang this loop into the test's timeout).
     expect(slowSubscription.reason).toBe('lagging')
-    expect(Math.max(...run.publishMs)).toBeLessThan(50)
-    expect(writingMs).toBeLessThan(20_000)
 
     const stored = await run.stored()
     expect((await normal).map((frame) => frame.envelope)).toEqual(stored)
