@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { benchWorkspaceSync, formatBytes } from './bench-workspace-sync.mjs'
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const bin = path.join(root, 'dist/src/bin/hangar.js')
@@ -232,6 +233,9 @@ async function streamLatency(concurrentRuns) {
 const sseOne = await streamLatency(1)
 const sseTwenty = await streamLatency(20)
 
+// Shipping a large generated repo to a loopback sshd: first run, then one-file changes each way.
+const sync = await benchWorkspaceSync()
+
 console.log(`hangar bench (node ${process.versions.node}, ${os.cpus().length} cores)`)
 console.log(`hangar up start-up, cold (new data dir):  ${summary(cold, ' ms')}`)
 console.log(`hangar up start-up, warm (existing dir):  ${summary(warm, ' ms')}`)
@@ -254,3 +258,18 @@ for (const [label, result] of [
 }
 console.log(`agent detection, cold (7 adapters, probing): ${summary(detectCold, ' ms')}`)
 console.log(`agent detection, warm (cached):              ${summary(detectWarm, ' ms')}`)
+console.log(
+  `workspace ship over ssh, repo ${sync.files} files / ${formatBytes(sync.treeBytes)} tree / ${formatBytes(sync.gitBytes)} .git:`,
+)
+console.log(
+  `  first run: ${formatBytes(sync.first.bytes)} in ${Math.round(sync.first.ms)} ms (${Math.round((100 * sync.first.bytes) / sync.treeBytes)}% of the tree)`,
+)
+for (const [label, result] of [
+  ['one-file change, uncommitted', sync.uncommitted],
+  ['one-file change, committed', sync.committed],
+  ['sync back of a one-file change', sync.back],
+]) {
+  console.log(
+    `  ${label}: ${formatBytes(result.bytes)} in p50 ${Math.round(result.p50Ms)} ms (n=${sync.runs})`,
+  )
+}

@@ -33,7 +33,10 @@ import { ensureDataDir } from './store/open-database.js'
 import type { User } from './store/repositories/users-repository.js'
 import { openStore, type Store } from './store/store.js'
 import { createVault } from './store/vault.js'
+import { createSshTargets, type SshTargets } from './workspaces/ssh/ssh-targets.js'
+import { createRunFinalizer, type RunFinalizer } from './runs/finalize-run.js'
 import { VERSION } from './version.js'
+import { createWorkspaceService, type WorkspaceService } from './workspaces/workspace-service.js'
 
 export interface RuntimeOptions {
   dataDir: string
@@ -71,6 +74,12 @@ export interface Runtime {
   readonly builtin: BuiltinRunner
   /** Queued runs of the daemon: claimed, executed, cancelled; crash recovery at start-up. */
   readonly scheduler: Scheduler
+  /** Connections to the SSH targets of hangar.yaml. */
+  readonly targets: SshTargets
+  /** Retries a run's failed workspace finalize (its changes are still on the SSH target). */
+  finalizeRun: RunFinalizer
+  /** Conversations' worktrees (or copies) and one-off `--isolate` workspaces under the data dir. */
+  readonly workspaces: WorkspaceService
   submitRun(userId: string, request: SubmitRunRequest): Promise<Run>
   /** Installed CLIs, versions and auth states (cached in the data dir for 24 h unless `refresh`). */
   detectAgents(options?: {
@@ -192,6 +201,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         refresh: detectOptions.refresh ?? false,
       })
     const supervisor = createSupervisor()
+    const targets = createSshTargets(options.config, env)
     const scheduler = createScheduler({
       store,
       runs,
@@ -203,7 +213,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       env,
       dataDir: options.dataDir,
       projectDir: options.projectDir,
+      targets,
       log: log.child({ component: 'scheduler' }),
+    })
+    const finalizeRun = createRunFinalizer({ store, targets, onFinalized: () => scheduler.kick() })
+    const workspaces = createWorkspaceService({
+      store,
+      dataDir: options.dataDir,
+      projectDir: options.projectDir,
+      nodeId: info.nodeId,
+      log: log.child({ component: 'workspaces' }),
     })
     const submitRun = createRunSubmitter({
       store,
@@ -213,8 +232,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       config: options.config,
       adapters,
       detectAgents,
+      workspaces,
       projectDir: options.projectDir,
-      dataDir: options.dataDir,
     })
 
     return {
@@ -238,6 +257,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       actions,
       builtin,
       scheduler,
+      targets,
+      finalizeRun,
+      workspaces,
       submitRun,
       detectAgents,
       async listen(listenOptions) {
@@ -255,6 +277,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             scheduler,
             actions,
             runs,
+            workspaces,
+            finalizeRun,
             tools,
             detectAgents,
             adapters,
@@ -267,6 +291,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       },
       async close() {
         bus.close()
+        await targets.close()
         await store.close()
       },
     }

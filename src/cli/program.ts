@@ -11,6 +11,7 @@ import { registerRunsCommand } from './commands/runs-command.js'
 import { registerSecretsCommand } from './commands/secrets-command.js'
 import { registerTokenCommand } from './commands/token-command.js'
 import { registerUpCommand } from './commands/up-command.js'
+import { registerWorkspacesCommand } from './commands/workspaces-command.js'
 import type { GlobalOptions } from './context.js'
 import { type CliIo, EXIT, ExitWith, exitCodeOf, printError } from './output.js'
 
@@ -41,6 +42,7 @@ export function buildProgram(io: CliIo, options: RunOptions = {}): Command {
   })
   registerRunCommand(program, io, globals, { onShutdown: options.onShutdown ?? (() => {}) })
   registerRunsCommand(program, io, globals)
+  registerWorkspacesCommand(program, io, globals)
   registerAgentsCommand(program, io, globals)
   registerActionsCommand(program, io, globals, { onShutdown: options.onShutdown ?? (() => {}) })
   registerLoginCommands(program, io, globals)

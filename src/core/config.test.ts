@@ -126,6 +126,7 @@ describe('config', () => {
         '    target: nowhere',
         '    feeds: [{ source: missing, path: /x, ttl: 5 }]',
         '  b: { adapter: builtin, provider: unknown-one }',
+        '  c: { adapter: builtin, target: nowhere }',
       ].join('\n'),
     )
     const byPath = Object.fromEntries(issues.map((issue) => [issue.path, issue]))
@@ -137,6 +138,7 @@ describe('config', () => {
     expect(byPath['agents.a.feeds[0].source']).toMatchObject({ line: 10 })
     expect(byPath['agents.a.feeds[0].source']?.message).toContain('unknown source "missing"')
     expect(byPath['agents.b.provider']?.message).toContain('unknown provider "unknown-one"')
+    expect(byPath['agents.c.target']?.message).toContain('built-in agent runs inside the daemon')
   })
 
   it('validates feed paths and ttls, and URLs', () => {

@@ -155,7 +155,16 @@ function crossReferenceIssues(config: HangarConfig): { path: PathSegment[]; mess
         })
       }
     }
-    if (profile.target !== undefined && profile.target !== 'local' && !(profile.target in config.targets)) {
+    if (profile.adapter === 'builtin' && profile.target !== undefined && profile.target !== 'local') {
+      issues.push({
+        path: ['agents', profileName, 'target'],
+        message: `the built-in agent runs inside the daemon, so it cannot use target "${profile.target}": remove target, or pick a CLI adapter`,
+      })
+    } else if (
+      profile.target !== undefined &&
+      profile.target !== 'local' &&
+      !(profile.target in config.targets)
+    ) {
       const known = Object.keys(config.targets)
       issues.push({
         path: ['agents', profileName, 'target'],

@@ -7,8 +7,19 @@ import path from 'node:path'
 import type { UsageTotals } from '../core/events.js'
 import type { PlacedSkills, Skill } from '../adapters/skills.js'
 import { placeSkills } from '../adapters/skills.js'
-import { reapProcessGroup, type Supervisor } from '../adapters/supervisor.js'
-import type { AdapterDef, LaunchInput, ModelEndpoint, ResolvedExecutable } from '../adapters/types.js'
+import { type ProcessExit, reapProcessGroup, type Supervisor } from '../adapters/supervisor.js'
+import { AppError } from '../core/errors.js'
+import type {
+  AdapterDef,
+  LaunchInput,
+  ModelEndpoint,
+  ParserOutcome,
+  ResolvedExecutable,
+} from '../adapters/types.js'
+import { shipWorkspace, syncBack, type ShippedWorkspace } from '../workspaces/ssh/workspace-sync.js'
+import { currentBranch } from '../workspaces/git.js'
+import type { SshConnection } from '../workspaces/ssh/ssh-connection.js'
+import { createRemoteLaunch, type RemoteLaunch } from './remote-launch.js'
 import type { ActiveRun, RunEnd } from './run-service.js'
 
 export interface CliRunRequest {
@@ -27,6 +38,8 @@ export interface CliRunRequest {
   /** The base environment; Hangar's own secrets are removed before the CLI sees it. */
   env: Readonly<Record<string, string | undefined>>
   timeoutSeconds?: number
+  /** An SSH target: the workspace is shipped there, the CLI runs there, the changes come back. */
+  target?: SshConnection | undefined
 }
 
 /** Variables of Hangar itself that an agent process must never inherit. */
@@ -72,14 +85,35 @@ export async function executeCliRun(
       active.run.id,
     )
     const env = agentEnvironment(request.env)
-    const home = request.isolateHome ? path.join(runDir, 'home') : (env.HOME ?? os.homedir())
+    let remote: { launch: RemoteLaunch; shipped: ShippedWorkspace } | undefined
+    if (request.target) {
+      let shipped: ShippedWorkspace
+      try {
+        ;({ shipped } = await shipWorkspace(request.target, request.cwd, {
+          placed: skills.placed,
+          branch: (await currentBranch(request.cwd).catch(() => null)) ?? undefined,
+        }))
+      } catch (error) {
+        // Nothing ran and nothing local changed: the run fails with the reason (`hangar run` included).
+        const message = `cannot ship the workspace: ${(error as Error).message}`
+        active.emit({ type: 'error', code: 'workspace_ship_failed', message, retryable: true })
+        return { status: 'failed', reason: message }
+      }
+      const launch = createRemoteLaunch(request.target, shipped, active.run.id, {
+        isolateHome: request.isolateHome ?? false,
+      })
+      remote = { launch, shipped }
+    }
+    const home =
+      remote?.launch.home ?? (request.isolateHome ? path.join(runDir, 'home') : (env.HOME ?? os.homedir()))
+    const cwd = remote?.launch.cwd ?? request.cwd
     const input: LaunchInput = {
       prompt: skills.prompt,
-      cwd: request.cwd,
+      cwd,
       model: request.model ?? request.endpoint?.model,
       endpoint: request.endpoint,
       resumeSessionId: request.resumeSessionId,
-      runDir,
+      runDir: remote?.launch.runDir ?? runDir,
       home,
       isolatedHome: request.isolateHome ?? false,
       env: { ...env, HOME: home },
@@ -92,14 +126,15 @@ export async function executeCliRun(
       agent: request.agent,
       adapter: adapter.id,
       ...(input.model && { model: input.model }),
-      cwd: request.cwd,
+      cwd: remote?.launch.display ?? request.cwd,
       proxied: false,
       ...(skills.strategy !== 'none' && {
         skills: { strategy: skills.strategy, names: (request.skills ?? []).map((skill) => skill.name) },
       }),
     })
-    const plan = adapter.buildLaunch(input)
-    const parser = adapter.createParser({ cwd: request.cwd })
+    const localPlan = adapter.buildLaunch(input)
+    const plan = remote ? await remote.launch.prepare(localPlan, env) : localPlan
+    const parser = adapter.createParser({ cwd })
 
     let processHandle
     try {
@@ -116,7 +151,12 @@ export async function executeCliRun(
     await active.setProcess(processHandle.pid)
     await active.setStatus('running')
 
-    const onAbort = () => void processHandle.cancel((adapter.cancelGraceSeconds ?? 3) * 1000)
+    const graceMs = (adapter.cancelGraceSeconds ?? 3) * 1000
+    // On a host, the CLI's group there is signalled first; the local ssh then ends with it.
+    const onAbort = () =>
+      void (remote ? remote.launch.cancel(graceMs).catch(() => {}) : Promise.resolve()).then(() =>
+        processHandle.cancel(graceMs),
+      )
     if (options.signal?.aborted) onAbort()
     options.signal?.addEventListener('abort', onAbort, { once: true })
     const exit = await processHandle.exited
@@ -126,26 +166,74 @@ export async function executeCliRun(
 
     const { events, outcome } = parser.finish()
     for (const event of events) active.emit(event)
-    const usage: UsageTotals | undefined = outcome.usage
-    const ending = { ...(outcome.sessionId && { sessionId: outcome.sessionId }), ...(usage && { usage }) }
-
-    if (exit.cancelled) return { status: 'cancelled', reason: 'cancelled by the user', ...ending }
-    if (outcome.failure) return { status: 'failed', reason: outcome.failure.message, ...ending }
-    const exitText = exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`
-    if (!outcome.completed) {
-      const stderr = lastLines(processHandle.stderrTail(), 5)
-      const reason = `${adapter.displayName} exited (${exitText}) before finishing its turn${stderr ? `: ${stderr}` : ''}`
-      active.emit({ type: 'error', code: 'incomplete', message: reason, retryable: false })
-      return { status: 'failed', reason, ...ending }
-    }
-    if (exit.code !== 0) {
-      const reason = `${adapter.displayName} exited with ${exitText}`
-      active.emit({ type: 'error', code: 'exit_status', message: reason, retryable: false })
-      return { status: 'failed', reason, ...ending }
-    }
-    return { status: 'succeeded', ...ending }
+    // On a host the remote group is signalled first, so the local ssh may exit on its own before our
+    // cancel() marks the exit: the abort is what says the user cancelled.
+    const cancelled = exit.cancelled || options.signal?.aborted === true
+    const agentEnd = decideEnd(active, adapter, outcome, { ...exit, cancelled }, processHandle.stderrTail())
+    if (!remote) return agentEnd
+    await remote.launch.cleanup().catch(() => {})
+    return await finalizeRemote(active, request.target!, remote.shipped, agentEnd)
   } finally {
     await skills?.cleanup().catch(() => {})
     await rm(runDir, { recursive: true, force: true }).catch(() => {})
+  }
+}
+
+/** The run's status from what the CLI said (its final event), then from how it exited. */
+function decideEnd(
+  active: ActiveRun,
+  adapter: AdapterDef,
+  outcome: ParserOutcome,
+  exit: ProcessExit,
+  stderrTail: string,
+): RunEnd {
+  const usage: UsageTotals | undefined = outcome.usage
+  const ending = { ...(outcome.sessionId && { sessionId: outcome.sessionId }), ...(usage && { usage }) }
+  if (exit.cancelled) return { status: 'cancelled', reason: 'cancelled by the user', ...ending }
+  if (outcome.failure) return { status: 'failed', reason: outcome.failure.message, ...ending }
+  const exitText = exit.signal ? `signal ${exit.signal}` : `code ${exit.code}`
+  if (!outcome.completed) {
+    const stderr = lastLines(stderrTail, 5)
+    const reason = `${adapter.displayName} exited (${exitText}) before finishing its turn${stderr ? `: ${stderr}` : ''}`
+    active.emit({ type: 'error', code: 'incomplete', message: reason, retryable: false })
+    return { status: 'failed', reason, ...ending }
+  }
+  if (exit.code !== 0) {
+    const reason = `${adapter.displayName} exited with ${exitText}`
+    active.emit({ type: 'error', code: 'exit_status', message: reason, retryable: false })
+    return { status: 'failed', reason, ...ending }
+  }
+  return { status: 'succeeded', ...ending }
+}
+
+/**
+ * Brings the run's changes back from the host. A failure fails the run but keeps what the agent reached
+ * and what a retried finalize (`hangar runs finalize`) needs; the local workspace is left untouched.
+ */
+export async function finalizeRemote(
+  active: ActiveRun,
+  connection: SshConnection,
+  shipped: ShippedWorkspace,
+  agentEnd: RunEnd,
+): Promise<RunEnd> {
+  await active.setStatus('finalizing')
+  try {
+    await syncBack(connection, shipped)
+    return { ...agentEnd, workspace: { finalize: 'ok' } }
+  } catch (error) {
+    const message =
+      error instanceof AppError ? error.message : `sync back failed: ${(error as Error).message}`
+    active.emit({ type: 'error', code: 'workspace_finalize_failed', message, retryable: true })
+    return {
+      ...agentEnd,
+      status: 'failed',
+      reason: `workspace finalize failed: ${message}`,
+      workspace: {
+        finalize: 'failed',
+        reason: message,
+        agentStatus: agentEnd.status,
+        sync: { ...shipped, agentReason: agentEnd.reason ?? null },
+      },
+    }
   }
 }

@@ -20,6 +20,14 @@ export interface RunEnd {
   reason?: string
   sessionId?: string
   usage?: UsageTotals
+  /** Set when the run's workspace was finalized (synced back from an SSH target, or local). */
+  workspace?: {
+    finalize: 'ok' | 'failed'
+    reason?: string
+    /** When finalize failed: the status the agent reached, and what a retried finalize needs. */
+    agentStatus?: TerminalRunStatus
+    sync?: unknown
+  }
 }
 
 export interface ActiveRun {
@@ -86,6 +94,12 @@ export function createRunService(options: {
           usage: end.usage ?? null,
           costUsd: end.usage?.costUsd ?? null,
           endedAt: clock().toISOString(),
+          ...(end.workspace && {
+            workspaceFinalize: end.workspace.finalize,
+            finalizeReason: end.workspace.reason ? redactor.text(end.workspace.reason) : null,
+            agentStatus: end.workspace.agentStatus ?? null,
+            workspaceSync: end.workspace.sync ?? null,
+          }),
         }))!
       },
     }

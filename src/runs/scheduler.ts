@@ -14,6 +14,7 @@ import { AppError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Run } from '../store/repositories/runs-repository.js'
 import type { Store } from '../store/store.js'
+import type { SshTargets } from '../workspaces/ssh/ssh-targets.js'
 import type { BuiltinRunner } from './builtin-runs.js'
 import { executeCliRun } from './execute-cli-run.js'
 import { resolveAgent } from './resolve-agent.js'
@@ -30,6 +31,8 @@ export interface SchedulerOptions {
   env: Readonly<Record<string, string | undefined>>
   dataDir: string
   projectDir: string
+  /** Connections to the SSH targets of hangar.yaml. */
+  targets: SshTargets
   log: Logger
 }
 
@@ -104,6 +107,7 @@ export function createScheduler(options: SchedulerOptions) {
           skills,
           isolateHome: agent.profile?.isolateHome ?? false,
           env: options.env,
+          target: options.targets.forProfile(agent.profile?.target),
         },
         { supervisor: options.supervisor, signal, runFilesRoot: path.join(options.dataDir, 'runs') },
       )
@@ -148,12 +152,17 @@ export function createScheduler(options: SchedulerOptions) {
     const statuses = await store.runQueue.statuses([...new Set(queued.flatMap((run) => run.dependsOn))])
     for (const run of queued) {
       if (stopped || running.size >= options.config.server.maxConcurrentRuns) return
-      const failedDependency = run.dependsOn.find((id) => FAILED_DEPENDENCY.has(statuses.get(id) ?? ''))
+      // A dependency whose workspace finalize failed is not a failure yet: it holds this run until a
+      // retried finalize succeeds (or the user cancels).
+      const failedDependency = run.dependsOn.find((id) => {
+        const state = statuses.get(id)
+        return state !== undefined && FAILED_DEPENDENCY.has(state.status) && state.finalize !== 'failed'
+      })
       if (failedDependency) {
-        await failForDependency(run.userId, run, failedDependency, statuses.get(failedDependency)!)
+        await failForDependency(run.userId, run, failedDependency, statuses.get(failedDependency)!.status)
         continue
       }
-      if (!run.dependsOn.every((id) => statuses.get(id) === 'succeeded')) continue
+      if (!run.dependsOn.every((id) => statuses.get(id)?.status === 'succeeded')) continue
       const limit = options.config.agents[run.agent]?.concurrency ?? 1
       const busy = [...running.values()].filter((entry) => entry.agent === run.agent).length
       if (busy >= limit) continue

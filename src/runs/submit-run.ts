@@ -1,6 +1,8 @@
 // Submitting a run (POST /api/runs, a conversation message, MCP start_run): everything is validated
-// first — cwd, dependencies, conversation, agent — and only then is a queued run stored and the
-// scheduler woken. A message while the conversation has a run queued or running is a conflict.
+// first — cwd, dependencies, conversation, agent, and the workspace the run will work in — and only then
+// is a queued run stored and the scheduler woken. A message while the conversation has a run queued or
+// running is a conflict. A conversation's run works in the conversation's workspace (made on its first
+// message); a run without one works in place in `cwd`, or with `isolate` in a one-off workspace.
 import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
@@ -10,8 +12,8 @@ import type { HangarConfig } from '../core/config.js'
 import { AppError } from '../core/errors.js'
 import type { Run } from '../store/repositories/runs-repository.js'
 import type { Store } from '../store/store.js'
+import type { PreparedWorkspace, WorkspaceService } from '../workspaces/workspace-service.js'
 import type { ActionsService } from './actions-service.js'
-import { createIsolatedWorktree } from './isolated-worktree.js'
 import { resolveAgent } from './resolve-agent.js'
 import type { RunService } from './run-service.js'
 import type { Scheduler } from './scheduler.js'
@@ -36,15 +38,22 @@ export interface SubmitDeps {
   config: HangarConfig
   adapters: AdapterRegistry
   detectAgents: () => Promise<{ adapters: DetectedAdapter[] }>
+  workspaces: Pick<WorkspaceService, 'forConversation' | 'isolated' | 'adopt' | 'remove'>
   projectDir: string
-  dataDir: string
 }
 
 /** What POST /api/runs and conversation messages share: validation, then a queued run. */
 export function createRunSubmitter(runtime: SubmitDeps) {
   const { store } = runtime
-  return async function submitRun(userId: string, request: SubmitRunRequest): Promise<Run> {
+  async function submitRun(userId: string, request: SubmitRunRequest): Promise<Run> {
     const scope = store.forUser(userId)
+    if (request.conversationId && (request.isolate || request.cwd)) {
+      throw new AppError(
+        'invalid_request',
+        `${request.isolate ? 'isolate' : 'cwd'} does not apply to a conversation's run: it works in the conversation's workspace`,
+        { hint: 'leave it out (see GET /api/workspaces for where the conversation works)' },
+      )
+    }
     const cwd = path.resolve(runtime.projectDir, request.cwd ?? '.')
     if (
       !(await stat(cwd).then(
@@ -69,7 +78,6 @@ export function createRunSubmitter(runtime: SubmitDeps) {
       registry: runtime.adapters,
       detected: adapters,
     })
-    let conversationId = conversation?.id
     if (conversation) {
       const active = await scope.runs.list({ conversationId: conversation.id, limit: 20 })
       if (active.some((run) => ['queued', 'preparing', 'running', 'finalizing'].includes(run.status))) {
@@ -77,10 +85,54 @@ export function createRunSubmitter(runtime: SubmitDeps) {
           hint: 'wait for it to end or cancel it, then send the message again',
         })
       }
-      if (agent.name !== conversation.profile)
-        await scope.conversations.update(conversation.id, { profile: agent.name })
-      await runtime.actions.supersede(userId, conversation.id, `user:${userId}`)
+      // Its changes are still on the SSH host: a new run would ship the workspace over them.
+      const unfinished = active.find((run) => run.workspaceFinalize === 'failed')
+      if (unfinished) {
+        throw new AppError(
+          'conflict',
+          `run ${unfinished.id} of this conversation could not bring its changes back`,
+          {
+            hint: `retry with hangar runs finalize ${unfinished.id} (POST /api/runs/${unfinished.id}/finalize), then send the message again`,
+            details: { runId: unfinished.id, finalizeReason: unfinished.finalizeReason },
+          },
+        )
+      }
+    }
+    // The workspace is the last check (a worktree moved to another branch is a conflict) and its
+    // creation the first write: a failure here leaves no message and no run behind.
+    let workspace: PreparedWorkspace | undefined
+    if (conversation) workspace = await runtime.workspaces.forConversation(userId, conversation.id)
+    else if (request.isolate) workspace = await runtime.workspaces.isolated(userId, cwd)
+    try {
+      return await enqueue(userId, request, { conversationId: conversation?.id, agent, workspace, cwd })
+    } catch (error) {
+      // A one-off workspace nobody will run in is not left behind.
+      if (workspace && !conversation)
+        await runtime.workspaces.remove(userId, workspace.id).catch(() => undefined)
+      throw error
+    }
+  }
+
+  async function enqueue(
+    userId: string,
+    request: SubmitRunRequest,
+    context: {
+      conversationId: string | undefined
+      agent: ReturnType<typeof resolveAgent>
+      workspace: PreparedWorkspace | undefined
+      cwd: string
+    },
+  ): Promise<Run> {
+    const scope = store.forUser(userId)
+    const { agent, workspace } = context
+    let conversationId = context.conversationId
+    if (conversationId) {
+      const conversation = await scope.conversations.get(conversationId)
+      if (conversation && agent.name !== conversation.profile)
+        await scope.conversations.update(conversationId, { profile: agent.name })
+      await runtime.actions.supersede(userId, conversationId, `user:${userId}`)
     } else if (agent.kind === 'builtin') {
+      // The built-in agent keeps its turns in a conversation; it works where this run works.
       const title = request.prompt.replace(/\s+/g, ' ').trim().slice(0, 80)
       conversationId = (
         await scope.conversations.create({
@@ -89,6 +141,11 @@ export function createRunSubmitter(runtime: SubmitDeps) {
           project: path.basename(runtime.projectDir),
         })
       ).id
+      await runtime.workspaces.adopt(
+        userId,
+        conversationId,
+        workspace ? { workspaceId: workspace.id } : { inPlace: context.cwd },
+      )
     }
     if (conversationId) {
       await scope.conversations.appendMessage(conversationId, {
@@ -96,19 +153,18 @@ export function createRunSubmitter(runtime: SubmitDeps) {
         content: [{ type: 'text', text: request.prompt }],
       })
     }
-    const workspace = request.isolate
-      ? await createIsolatedWorktree(cwd, runtime.dataDir, `run-${Date.now().toString(36)}`)
-      : cwd
     const run = await runtime.runs.enqueue(userId, {
       agent: agent.name,
       adapter: agent.kind === 'builtin' ? 'builtin' : agent.adapter.id,
       model: request.model ?? agent.profile?.model ?? null,
       prompt: request.prompt,
-      cwd: workspace,
+      cwd: workspace?.cwd ?? context.cwd,
       conversationId: conversationId ?? null,
       dependsOn: request.dependsOn ?? [],
     })
     runtime.scheduler.kick()
     return run
   }
+
+  return submitRun
 }

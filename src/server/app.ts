@@ -17,6 +17,8 @@ import type { Logger } from '../core/logger.js'
 import type { AuthService } from '../store/auth-service.js'
 import type { CredentialsService } from '../store/credentials-service.js'
 import type { Store } from '../store/store.js'
+import type { RunFinalizer } from '../runs/finalize-run.js'
+import type { WorkspaceService } from '../workspaces/workspace-service.js'
 import { type AppVariables, createAuthMiddleware } from './auth-middleware.js'
 import { createErrorHandler, statusOf, toErrorEnvelope } from './error-envelope.js'
 import { registerMcpRoutes } from './mcp/mcp-routes.js'
@@ -32,6 +34,7 @@ import { registerRunRoutes } from './routes/run-routes.js'
 import { registerSessionRoutes } from './routes/session-routes.js'
 import { registerSettingsRoutes } from './routes/settings-routes.js'
 import { registerTokenRoutes } from './routes/token-routes.js'
+import { registerWorkspaceRoutes } from './routes/workspace-routes.js'
 
 /** JSON API bodies are small; the proxy (its own limit, proxy.bodyLimitMb) carries images and histories. */
 export const API_BODY_LIMIT_BYTES = 1024 * 1024
@@ -43,6 +46,10 @@ export interface RuntimeServices {
   scheduler: Pick<Scheduler, 'cancel' | 'kick'>
   actions: ActionsService
   runs: RunService
+  /** Conversations' worktrees and one-off workspaces. */
+  workspaces: WorkspaceService
+  /** Retries a run's failed workspace finalize. */
+  finalizeRun: RunFinalizer
   /** The built-in agent's workspace tools, which the MCP endpoint offers too. */
   tools: ToolRegistry
   detectAgents: () => Promise<{ adapters: DetectedAdapter[] }>
@@ -120,6 +127,7 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
     registerActionRoutes(app, runDeps)
     registerAgentRoutes(app, runDeps)
     registerProfileRoutes(app, runDeps)
+    registerWorkspaceRoutes(app, runDeps)
     registerEventRoutes(app, { store: deps.store, bus: deps.runtime.bus, log })
   }
 

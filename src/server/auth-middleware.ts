@@ -9,6 +9,11 @@ export const SESSION_COOKIE = 'hangar_session'
 
 export type AppVariables = { principal: Principal; requestId: string }
 
+/** Who did it, for the audit log: `user:<id>` with a session, `pat:<id>` with a token. */
+export function actorOf(principal: Principal): string {
+  return principal.via === 'session' ? `user:${principal.user.id}` : `pat:${principal.tokenId}`
+}
+
 export function createAuthMiddleware(auth: AuthService): MiddlewareHandler<{ Variables: AppVariables }> {
   return async (context, next) => {
     const header = context.req.header('authorization')

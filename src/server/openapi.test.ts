@@ -1,5 +1,7 @@
+import { Validator } from '@seriousme/openapi-schema-validator'
 import { afterEach, describe, expect, it } from 'vitest'
 import { openTestApp, type TestApp } from '../../test/helpers/test-runtime.js'
+import { createOpenApiDocument } from './openapi.js'
 
 describe('openapi', () => {
   let testApp: TestApp | undefined
@@ -59,5 +61,20 @@ describe('openapi', () => {
     const docs = await testApp.app.request('http://localhost/api/docs')
     expect(docs.status).toBe(200)
     expect(await docs.text()).toContain('/api/conversations/{id}/messages')
+  })
+
+  it('validates against the official OpenAPI 3.1 JSON Schema', async () => {
+    const validator = new Validator()
+    const result = await validator.validate(createOpenApiDocument('1.2.3'))
+    expect(validator.version).toBe('3.1')
+    expect(result.errors ?? []).toEqual([])
+    expect(result.valid).toBe(true)
+  })
+
+  it('the validator used above rejects a malformed document (so the check can fail)', async () => {
+    const document = createOpenApiDocument('1.2.3') as { paths: Record<string, Record<string, unknown>> }
+    document.paths['/api/runs']!.post = { responses: 'none' }
+    const result = await new Validator().validate(document)
+    expect(result.valid).toBe(false)
   })
 })

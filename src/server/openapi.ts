@@ -12,6 +12,82 @@ interface Operation {
   /** Public routes need no credentials. */
   public?: boolean
   stream?: boolean
+  /** JSON Schema of the 200 body (default: any JSON). */
+  response?: Record<string, unknown>
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+const nullable = (type: string) => ({ type: [type, 'null'] })
+
+const WORKSPACE = {
+  type: 'object',
+  description:
+    'Where a conversation (or a one-off --isolate run) works: a git worktree on branch hangar/<conversation-id>, a copy of a project that is not a git repository, or the project in place.',
+  required: [
+    'id',
+    'conversationId',
+    'kind',
+    'path',
+    'projectPath',
+    'branch',
+    'baseRef',
+    'createdBranch',
+    'target',
+    'nodeId',
+    'status',
+    'createdAt',
+    'updatedAt',
+  ],
+  properties: {
+    id: { type: 'string' },
+    conversationId: nullable('string'),
+    kind: { type: 'string', enum: ['worktree', 'copy', 'in_place'] },
+    path: { type: 'string' },
+    projectPath: { type: 'string' },
+    branch: nullable('string'),
+    baseRef: { ...nullable('string'), description: 'The commit the worktree was made from' },
+    createdBranch: { type: 'boolean', description: 'Hangar made the branch (so removing deletes it)' },
+    target: { type: 'string' },
+    nodeId: nullable('string'),
+    status: { type: 'string', enum: ['active', 'removed'] },
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+  },
+}
+
+const WORKSPACE_DETAILS = {
+  allOf: [
+    ref('Workspace'),
+    {
+      type: 'object',
+      required: ['changedFiles', 'problem'],
+      properties: {
+        changedFiles: { ...nullable('integer'), description: 'Files git status --short lists (worktrees)' },
+        problem: {
+          ...nullable('string'),
+          description: 'Why it cannot be used as it is (changed outside Hangar)',
+        },
+      },
+    },
+  ],
+}
+
+const WORKSPACE_REMOVAL = {
+  type: 'object',
+  required: ['workspace', 'removedFiles', 'branch'],
+  properties: {
+    workspace: ref('Workspace'),
+    removedFiles: { type: 'boolean' },
+    branch: {
+      type: ['object', 'null'],
+      required: ['name', 'deleted', 'reason'],
+      properties: {
+        name: { type: 'string' },
+        deleted: { type: 'boolean' },
+        reason: { ...nullable('string'), description: 'Why it was kept (e.g. not created by Hangar)' },
+      },
+    },
+  },
 }
 
 const OPERATIONS: Operation[] = [
@@ -54,7 +130,7 @@ const OPERATIONS: Operation[] = [
   {
     method: 'post',
     path: '/api/runs/{id}/finalize',
-    summary: 'Retry a failed workspace finalize (workspaces milestone)',
+    summary: "Retry a run's failed workspace finalize (bring its changes back from the SSH target)",
   },
   { method: 'get', path: '/api/conversations', summary: 'Conversations (filter: search)' },
   {
@@ -67,6 +143,20 @@ const OPERATIONS: Operation[] = [
     method: 'get',
     path: '/api/conversations/{id}',
     summary: 'A conversation with its messages, runs and fallback suggestion',
+  },
+  {
+    method: 'delete',
+    path: '/api/conversations/{id}',
+    summary: 'Delete a conversation with its runs and workspace (409 while a run is active)',
+    response: {
+      type: 'object',
+      required: ['id', 'deleted', 'workspaces'],
+      properties: {
+        id: { type: 'string' },
+        deleted: { type: 'boolean' },
+        workspaces: { type: 'array', items: ref('WorkspaceRemoval') },
+      },
+    },
   },
   {
     method: 'post',
@@ -126,6 +216,25 @@ const OPERATIONS: Operation[] = [
   { method: 'get', path: '/api/profiles/{name}', summary: 'One profile' },
   { method: 'put', path: '/api/profiles/{name}', summary: 'Create or replace a profile of the caller' },
   { method: 'delete', path: '/api/profiles/{name}', summary: 'Delete a profile of the caller' },
+  {
+    method: 'get',
+    path: '/api/workspaces',
+    summary: 'Active workspaces of the caller',
+    response: { type: 'array', items: ref('Workspace') },
+  },
+  {
+    method: 'get',
+    path: '/api/workspaces/{id}',
+    summary: 'One workspace, with its git status and whether it was changed outside Hangar',
+    response: ref('WorkspaceDetails'),
+  },
+  {
+    method: 'delete',
+    path: '/api/workspaces/{id}',
+    summary:
+      'Remove a workspace: its files, and its branch only if Hangar created it (409 while a run uses it)',
+    response: ref('WorkspaceRemoval'),
+  },
   { method: 'post', path: '/api/mcp', summary: 'MCP Streamable HTTP endpoint (stateless; bearer PAT only)' },
   { method: 'get', path: '/api/tokens', summary: 'Personal access tokens (session only)' },
   {
@@ -199,7 +308,7 @@ export function createOpenApiDocument(version: string): Record<string, unknown> 
           description: 'OK',
           content: operation.stream
             ? { 'text/event-stream': { schema: { type: 'string' } } }
-            : { 'application/json': { schema: {} } },
+            : { 'application/json': { schema: operation.response ?? {} } },
         },
         default: {
           description: 'An error',
@@ -223,7 +332,12 @@ export function createOpenApiDocument(version: string): Record<string, unknown> 
         bearer: { type: 'http', scheme: 'bearer', description: 'A personal access token (hgr_…)' },
         session: { type: 'apiKey', in: 'cookie', name: 'hangar_session' },
       },
-      schemas: { Error: ERROR_ENVELOPE },
+      schemas: {
+        Error: ERROR_ENVELOPE,
+        Workspace: WORKSPACE,
+        WorkspaceDetails: WORKSPACE_DETAILS,
+        WorkspaceRemoval: WORKSPACE_REMOVAL,
+      },
     },
     paths,
   }

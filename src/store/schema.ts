@@ -121,6 +121,10 @@ export interface RunsTable {
   cost_usd: number | null
   workspace_finalize: 'ok' | 'failed' | null
   finalize_reason: string | null
+  /** The status the agent itself reached, kept while a failed finalize holds the run `failed`. */
+  agent_status: string | null
+  /** JSON of what a retried finalize needs (the SSH sync state), or null. */
+  workspace_sync: string | null
   created_at: string
   started_at: string | null
   ended_at: string | null

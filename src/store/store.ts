@@ -1,6 +1,6 @@
 // The repository layer: the only place with SQL. Everything per user goes through `forUser(userId)`, so a
 // query cannot forget its owner; the few unscoped reads (users, credential lookups, envelopes for
-// rewrap) are named for what they are.
+// rewrap, the workspace sweep) are named for what they are.
 import { sql } from 'kysely'
 import { type Clock, systemClock } from '../core/ids.js'
 import { migrateToLatest } from './migrate.js'
@@ -19,7 +19,7 @@ import { createRunQueue, createRunsRepository } from './repositories/runs-reposi
 import { createSessionsRepository } from './repositories/sessions-repository.js'
 import { createTokensRepository } from './repositories/tokens-repository.js'
 import { createUsersRepository } from './repositories/users-repository.js'
-import { createWorkspacesRepository } from './repositories/workspaces-repository.js'
+import { createWorkspaceSweep, createWorkspacesRepository } from './repositories/workspaces-repository.js'
 
 function createUserScope(context: RepositoryContext, userId: string) {
   return {
@@ -44,6 +44,7 @@ function createRepositories(context: RepositoryContext) {
     runQueue: createRunQueue(context),
     authLookups: createAuthLookups(context),
     credentialEnvelopes: createCredentialEnvelopes(context),
+    workspaceSweep: createWorkspaceSweep(context),
     forUser: (userId: string): UserScope => createUserScope(context, userId),
   }
 }

@@ -13,6 +13,7 @@ import {
 } from '../fixtures/mock-model-server.js'
 import { cleanEnv, type RunningDaemon, runHangar, startDaemon, waitForOutput } from '../helpers/hangar-cli.js'
 import { makeTempDir } from '../helpers/store-engines.js'
+import { createApiClient } from '../helpers/api-client.js'
 
 interface RunJson {
   id: string
@@ -30,32 +31,9 @@ describe('REST runs and conversations', () => {
   let daemon: RunningDaemon
   let token: string
 
-  const api = async <T>(
-    method: string,
-    route: string,
-    body?: unknown,
-  ): Promise<{ status: number; json: T }> => {
-    const response = await fetch(`${daemon.url}${route}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body !== undefined && { 'content-type': 'application/json' }),
-      },
-      ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-    })
-    const text = await response.text()
-    return { status: response.status, json: (text ? JSON.parse(text) : null) as T }
-  }
-
-  async function waitForStatus(runId: string, statuses: string[], timeoutMs = 30_000): Promise<RunJson> {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const { json } = await api<RunJson>('GET', `/api/runs/${runId}`)
-      if (statuses.includes(json.status)) return json
-      if (Date.now() > deadline) throw new Error(`run ${runId} is still ${json.status}`)
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-  }
+  const { api, waitForStatus: waitForRun } = createApiClient(() => ({ url: daemon.url, token }))
+  const waitForStatus = (runId: string, statuses: string[], timeoutMs = 30_000) =>
+    waitForRun<RunJson>(runId, statuses, timeoutMs)
 
   beforeAll(async () => {
     mock = await startMockModelServer()

@@ -7,7 +7,6 @@ import { loadSkill } from '../../adapters/skills.js'
 import { AppError } from '../../core/errors.js'
 import type { Runtime } from '../../main.js'
 import { executeCliRun } from '../../runs/execute-cli-run.js'
-import { createIsolatedWorktree } from '../../runs/isolated-worktree.js'
 import { resolveAgent } from '../../runs/resolve-agent.js'
 import { type GlobalOptions, openRuntime } from '../context.js'
 import { type CliIo, EXIT, ExitWith, usageError } from '../output.js'
@@ -81,9 +80,7 @@ async function runOnce(
         `run ${previous.id} was made by ${previous.adapter}; it cannot be resumed with the built-in agent`,
       )
     }
-    const workspace = options.isolate
-      ? await createIsolatedWorktree(cwd, runtime.dataDir, `run-${Date.now().toString(36)}`)
-      : (previous?.cwd ?? cwd)
+    const workspace = await workspaceFor(runtime, io, cwd, previous?.cwd, options)
     return runtime.builtin.start(
       owner.id,
       {
@@ -107,9 +104,7 @@ async function runOnce(
   if (previous && !agent.adapter.capabilities.resume)
     throw usageError(`${agent.adapter.id} cannot resume a session`)
 
-  const workspace = options.isolate
-    ? await createIsolatedWorktree(cwd, runtime.dataDir, `run-${Date.now().toString(36)}`)
-    : (previous?.cwd ?? cwd)
+  const workspace = await workspaceFor(runtime, io, cwd, previous?.cwd, options)
   const endpoint = endpointForAdapter(agent.adapter, io.env, runtime.config.providers)
   const model = options.model ?? agent.profile?.model ?? endpoint?.model
   const skills = await Promise.all(
@@ -143,6 +138,7 @@ async function runOnce(
       skills,
       isolateHome: agent.profile?.isolateHome ?? false,
       env: io.env,
+      target: runtime.targets.forProfile(agent.profile?.target),
     },
     {
       supervisor: runtime.supervisor,
@@ -150,9 +146,28 @@ async function runOnce(
       runFilesRoot: path.join(runtime.dataDir, 'runs'),
     },
   )
-  const run = await active.end(end)
-  if (options.isolate && !options.json) io.stderr.write(`The isolated worktree is at ${workspace}\n`)
-  return run
+  return active.end(end)
+}
+
+/**
+ * In place in `cwd` (a resumed run: where it ran), or with --isolate a one-off workspace of `cwd` — a
+ * detached worktree of HEAD, or a copy outside git — which stays for the user to look at.
+ */
+async function workspaceFor(
+  runtime: Runtime,
+  io: CliIo,
+  cwd: string,
+  previousCwd: string | undefined,
+  options: RunOptions,
+): Promise<string> {
+  if (!options.isolate) return previousCwd ?? cwd
+  const workspace = await runtime.workspaces.isolated(runtime.owner.id, cwd)
+  if (!options.json) {
+    io.stderr.write(
+      `Working in ${workspace.kind === 'copy' ? 'a copy' : 'a worktree'} at ${workspace.cwd} (hangar workspaces remove ${workspace.id} removes it)\n`,
+    )
+  }
+  return workspace.cwd
 }
 
 export function registerRunCommand(

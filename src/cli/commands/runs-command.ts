@@ -16,7 +16,7 @@ function duration(run: Run): string | null {
 }
 
 export function registerRunsCommand(program: Command, io: CliIo, globals: () => GlobalOptions): void {
-  const runs = program.command('runs').description('list, show and cancel runs')
+  const runs = program.command('runs').description('list, show, cancel and finalize runs')
 
   runs
     .command('list')
@@ -77,6 +77,9 @@ export function registerRunsCommand(program: Command, io: CliIo, globals: () => 
         reason: run.reason,
         session: run.sessionId,
         continues: run.continues,
+        finalize: run.workspaceFinalize
+          ? `${run.workspaceFinalize}${run.finalizeReason ? ` (${run.finalizeReason}; retry: hangar runs finalize ${run.id})` : ''}`
+          : null,
         usage: run.usage ? `${run.usage.inputTokens} in / ${run.usage.outputTokens} out` : null,
       })) {
         if (value) io.stdout.write(`${key.padEnd(10)} ${value}\n`)
@@ -116,7 +119,13 @@ export function registerRunsCommand(program: Command, io: CliIo, globals: () => 
     .command('finalize')
     .description("retry a run's failed workspace finalize")
     .argument('<id>', 'run id')
-    .action(async () => {
-      throw new AppError('not_implemented', 'finalizing workspaces arrives with the workspaces milestone')
+    .option('--json', 'print the run as JSON')
+    .action(async (id: string, options: { json?: boolean }) => {
+      const daemon = await connectDaemon(resolveDataDir(globals(), io))
+      const run = daemon
+        ? await daemon.request<Run>('POST', `/api/runs/${id}/finalize`)
+        : await withRuntime(io, globals(), (runtime) => runtime.finalizeRun(runtime.owner.id, id))
+      if (options.json) return printJson(io, run)
+      io.stdout.write(`${run.id} finalized: its changes are back in ${run.cwd}; the run is ${run.status}\n`)
     })
 }

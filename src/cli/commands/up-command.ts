@@ -78,9 +78,12 @@ async function serveUntilStopped(
 ): Promise<void> {
   let server: Awaited<ReturnType<Runtime['listen']>>
   let recovered: number
+  let orphanWorkspaces: number
   try {
     // Before listening: no client may see a run as still running that no process runs any more.
     recovered = await runtime.scheduler.recover()
+    // Workspaces of conversations deleted while no daemon could remove them (e.g. a crash mid-delete).
+    orphanWorkspaces = await runtime.workspaces.cleanupOrphans()
     server = await runtime.listen(address)
   } catch (error) {
     await runtime.close()
@@ -108,6 +111,7 @@ async function serveUntilStopped(
   say(`Sign in: ${loginUrl(server.url, await runtime.auth.createLoginLink(runtime.owner.id))}`)
   say('(the link works once, within 15 minutes; run "hangar login" for another)')
   if (recovered > 0) say(`Marked ${recovered} run(s) left unfinished by an earlier daemon as interrupted.`)
+  if (orphanWorkspaces > 0) say(`Removed ${orphanWorkspaces} workspace(s) of deleted conversations.`)
   runtime.scheduler.start()
   const detection = await runtime.detectAgents()
   for (const adapter of detection.adapters) say(describeDetection(adapter))

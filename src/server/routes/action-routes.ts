@@ -7,7 +7,7 @@ import { AppError } from '../../core/errors.js'
 import { queueContinuation } from '../../runs/actions-service.js'
 import type { ActionStatus } from '../../store/repositories/actions-repository.js'
 import type { RuntimeServices, ServerDeps } from '../app.js'
-import type { AppVariables } from '../auth-middleware.js'
+import { actorOf, type AppVariables } from '../auth-middleware.js'
 import { readJsonBody } from '../request-body.js'
 
 const STATUSES = ['pending', 'applied', 'rejected', 'expired', 'conflict', 'failed', 'superseded'] as const
@@ -38,7 +38,7 @@ export function registerActionRoutes(
         kind === 'reject'
           ? await readJsonBody(context, z.object({ reason: z.string().max(2000).optional() }))
           : {}
-      const actor = principal.via === 'session' ? `user:${principal.user.id}` : `pat:${principal.tokenId}`
+      const actor = actorOf(principal)
       const result = await runtime.actions.decide(
         principal.user.id,
         context.req.param('id'),

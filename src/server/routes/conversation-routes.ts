@@ -1,6 +1,7 @@
 // Conversations: a thread with an agent profile; each user message starts a run. The agent may be switched
 // between runs (a message naming another agent), never during one (409). When the last run failed, the
-// conversation offers a fallback — the user must accept it by sending a message with that agent.
+// conversation offers a fallback — the user must accept it by sending a message with that agent. Each
+// conversation works in a workspace of its own (see workspace-service.ts), removed when it is deleted.
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import { isUsable } from '../../adapters/detection.js'
@@ -70,6 +71,13 @@ export function registerConversationRoutes(
       )
     }
     return context.json({ ...conversation, messages, runs, fallback })
+  })
+
+  // The conversation goes with its runs, messages and workspace (the branch only if Hangar made it).
+  app.delete('/api/conversations/:id', async (context) => {
+    const id = context.req.param('id')
+    const workspaces = await runtime.workspaces.deleteConversation(context.get('principal').user.id, id)
+    return context.json({ id, deleted: true, workspaces })
   })
 
   app.post('/api/conversations/:id/messages', async (context) => {

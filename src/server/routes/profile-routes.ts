@@ -87,7 +87,7 @@ export function registerProfileRoutes(
   app.get('/api/profiles/:name/feeds', () => {
     throw new AppError('not_implemented', 'feeds arrive with the proxy milestone')
   })
-  for (const route of ['/api/workspaces', '/api/usage', '/api/nodes']) {
+  for (const route of ['/api/usage', '/api/nodes']) {
     app.get(route, () => {
       throw new AppError('not_implemented', `${route} arrives with a later milestone`)
     })

@@ -6,7 +6,7 @@ import { AppError } from '../../core/errors.js'
 import { RUN_STATUSES } from '../../core/events.js'
 import { submitRunSchema } from '../../runs/submit-run.js'
 import type { RuntimeServices, ServerDeps } from '../app.js'
-import type { AppVariables } from '../auth-middleware.js'
+import { actorOf, type AppVariables } from '../auth-middleware.js'
 import { readJsonBody } from '../request-body.js'
 
 const listQuery = z.object({
@@ -47,8 +47,9 @@ export function registerRunRoutes(app: Hono<{ Variables: AppVariables }>, deps: 
   })
 
   app.post('/api/runs/:id/finalize', async (context) => {
-    const run = await store.forUser(context.get('principal').user.id).runs.get(context.req.param('id'))
-    if (!run) throw new AppError('not_found', `no run ${context.req.param('id')}`)
-    throw new AppError('not_implemented', 'finalizing workspaces arrives with the workspaces milestone')
+    const principal = context.get('principal')
+    return context.json(
+      await runtime.finalizeRun(principal.user.id, context.req.param('id'), actorOf(principal)),
+    )
   })
 }

@@ -26,6 +26,10 @@ export interface Run {
   costUsd: number | null
   workspaceFinalize: 'ok' | 'failed' | null
   finalizeReason: string | null
+  /** The status the agent reached, while a failed finalize holds the run `failed`. */
+  agentStatus: RunStatus | null
+  /** What a retried finalize needs (the SSH sync state); opaque to the store. */
+  workspaceSync: unknown
   createdAt: string
   startedAt: string | null
   endedAt: string | null
@@ -51,6 +55,8 @@ function toRun(row: RunsTable): Run {
     costUsd: row.cost_usd,
     workspaceFinalize: row.workspace_finalize,
     finalizeReason: row.finalize_reason,
+    agentStatus: row.agent_status as RunStatus | null,
+    workspaceSync: fromJson<unknown>(row.workspace_sync),
     createdAt: row.created_at,
     startedAt: row.started_at,
     endedAt: row.ended_at,
@@ -79,6 +85,8 @@ export interface RunChanges {
   agentPgid?: number | null
   workspaceFinalize?: 'ok' | 'failed' | null
   finalizeReason?: string | null
+  agentStatus?: RunStatus | null
+  workspaceSync?: unknown
   startedAt?: string | null
   endedAt?: string | null
 }
@@ -109,6 +117,8 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
         cost_usd: null,
         workspace_finalize: null,
         finalize_reason: null,
+        agent_status: null,
+        workspace_sync: null,
         created_at: nowIso(context),
         started_at: null,
         ended_at: null,
@@ -154,6 +164,10 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
           ...(changes.agentPgid !== undefined && { agent_pgid: changes.agentPgid }),
           ...(changes.workspaceFinalize !== undefined && { workspace_finalize: changes.workspaceFinalize }),
           ...(changes.finalizeReason !== undefined && { finalize_reason: changes.finalizeReason }),
+          ...(changes.agentStatus !== undefined && { agent_status: changes.agentStatus }),
+          ...(changes.workspaceSync !== undefined && {
+            workspace_sync: changes.workspaceSync === null ? null : JSON.stringify(changes.workspaceSync),
+          }),
           ...(changes.startedAt !== undefined && { started_at: changes.startedAt }),
           ...(changes.endedAt !== undefined && { ended_at: changes.endedAt }),
         })
@@ -267,14 +281,17 @@ export function createRunQueue(context: RepositoryContext) {
       return rows.map((row) => ({ ...toRun(row), userId: row.user_id }))
     },
     /** Statuses of runs by id (any user: dependencies were checked for ownership when submitted). */
-    async statuses(ids: readonly string[]): Promise<Map<string, string>> {
+    /** Status and finalize state of each run (dependency gating). */
+    async statuses(
+      ids: readonly string[],
+    ): Promise<Map<string, { status: string; finalize: 'ok' | 'failed' | null }>> {
       if (ids.length === 0) return new Map()
       const rows = await db
         .selectFrom('runs')
-        .select(['id', 'status'])
+        .select(['id', 'status', 'workspace_finalize'])
         .where('id', 'in', [...ids])
         .execute()
-      return new Map(rows.map((row) => [row.id, row.status]))
+      return new Map(rows.map((row) => [row.id, { status: row.status, finalize: row.workspace_finalize }]))
     },
   }
 }

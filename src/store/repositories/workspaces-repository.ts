@@ -86,6 +86,30 @@ export function createWorkspacesRepository(context: RepositoryContext, userId: s
       const rows = await query.orderBy('id', 'desc').execute()
       return rows.map(toWorkspace)
     },
+    /** The workspaces of one conversation, newest first (active: normally one). */
+    async listForConversation(
+      conversationId: string,
+      options: { includeRemoved?: boolean } = {},
+    ): Promise<Workspace[]> {
+      let query = db
+        .selectFrom('workspaces')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .where('conversation_id', '=', conversationId)
+      if (!options.includeRemoved) query = query.where('status', '=', 'active')
+      const rows = await query.orderBy('id', 'desc').execute()
+      return rows.map(toWorkspace)
+    },
+    /** Gives a workspace made for a conversation-less run to the conversation that now uses it. */
+    async setConversation(id: string, conversationId: string): Promise<Workspace | undefined> {
+      await db
+        .updateTable('workspaces')
+        .set({ conversation_id: conversationId, updated_at: nowIso(context) })
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .execute()
+      return this.get(id)
+    },
     async markRemoved(id: string): Promise<boolean> {
       const result = await db
         .updateTable('workspaces')
@@ -100,3 +124,22 @@ export function createWorkspacesRepository(context: RepositoryContext, userId: s
 }
 
 export type WorkspacesRepository = ReturnType<typeof createWorkspacesRepository>
+
+/** For start-up cleanup: active workspaces of every user whose conversation no longer exists. */
+export function createWorkspaceSweep(context: RepositoryContext) {
+  const { db } = context
+  return {
+    async orphans(): Promise<(Workspace & { userId: string })[]> {
+      const rows = await db
+        .selectFrom('workspaces')
+        .leftJoin('conversations', 'conversations.id', 'workspaces.conversation_id')
+        .selectAll('workspaces')
+        .where('workspaces.status', '=', 'active')
+        .where('workspaces.conversation_id', 'is not', null)
+        .where('conversations.id', 'is', null)
+        .orderBy('workspaces.id')
+        .execute()
+      return rows.map((row) => ({ ...toWorkspace(row), userId: row.user_id }))
+    },
+  }
+}

@@ -1,0 +1,218 @@
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { makeTempDir, STORE_ENGINES, type TestStore } from '../../test/helpers/store-engines.js'
+import { AppError } from '../core/errors.js'
+import type { User } from '../store/repositories/users-repository.js'
+import { currentBranch } from './git.js'
+import { createWorkspaceService, type WorkspaceService } from './workspace-service.js'
+import { gitIn } from '../../test/helpers/git-fixture.js'
+
+interface Fixture {
+  testStore: TestStore
+  service: WorkspaceService
+  project: string
+  owner: User
+  other: User
+  newConversation(user?: User): Promise<string>
+}
+
+async function errorOf(promise: Promise<unknown>): Promise<AppError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  )
+  expect(error).toBeInstanceOf(AppError)
+  return error as AppError
+}
+
+describe.each(STORE_ENGINES)('workspace-service ($name)', (engine) => {
+  /** A store, a project (a git repository with a commit unless `git: false`) and the service over both. */
+  async function withFixture(
+    options: { git?: boolean },
+    work: (fixture: Fixture) => Promise<void>,
+  ): Promise<void> {
+    const testStore = await engine.open()
+    const scratch = await realpath(await makeTempDir('hangar-wss-'))
+    try {
+      const project = path.join(scratch, 'project')
+      await mkdir(project)
+      await writeFile(path.join(project, 'README.md'), '# project\n')
+      if (options.git !== false) {
+        gitIn(project, 'init', '-q', '-b', 'main')
+        gitIn(project, 'add', '.')
+        gitIn(project, 'commit', '-q', '-m', 'first')
+      }
+      const { store } = testStore
+      const owner = await store.users.create({ name: 'owner', role: 'owner' })
+      const other = await store.users.create({ name: 'other', role: 'member' })
+      const service = createWorkspaceService({
+        store,
+        dataDir: testStore.dataDir,
+        projectDir: project,
+        nodeId: 'test-node',
+      })
+      const newConversation = async (user = owner) =>
+        (await store.forUser(user.id).conversations.create({ title: 't', profile: 'builtin', project: 'p' }))
+          .id
+      await work({ testStore, service, project, owner, other, newConversation })
+    } finally {
+      await testStore.dispose()
+      await rm(scratch, { recursive: true, force: true })
+    }
+  }
+
+  it('makes a conversation one worktree, once, even for two calls at the same time, and reuses it', async () => {
+    await withFixture({}, async ({ testStore, service, project, owner, newConversation }) => {
+      const conversationId = await newConversation()
+      const [first, second] = await Promise.all([
+        service.forConversation(owner.id, conversationId),
+        service.forConversation(owner.id, conversationId),
+      ])
+      expect(second!.id).toBe(first!.id)
+      expect(await service.list(owner.id)).toHaveLength(1)
+      expect(first).toMatchObject({
+        conversationId,
+        kind: 'worktree',
+        branch: `hangar/${conversationId}`,
+        createdBranch: true,
+        projectPath: project,
+        nodeId: 'test-node',
+        status: 'active',
+        path: path.join(await realpath(testStore.dataDir), 'workspaces', conversationId),
+        cwd: path.join(await realpath(testStore.dataDir), 'workspaces', conversationId),
+      })
+      expect(await currentBranch(first!.path)).toBe(`hangar/${conversationId}`)
+      const conversation = await testStore.store.forUser(owner.id).conversations.get(conversationId)
+      expect(conversation?.workspaceId).toBe(first!.id)
+
+      await writeFile(path.join(first!.path, 'draft.txt'), 'uncommitted\n')
+      const again = await service.forConversation(owner.id, conversationId)
+      expect(again.id).toBe(first!.id)
+      expect(await readFile(path.join(again.cwd, 'draft.txt'), 'utf8')).toBe('uncommitted\n')
+      expect(await service.inspect(owner.id, first!.id)).toMatchObject({ changedFiles: 1, problem: null })
+
+      gitIn(first!.path, 'switch', '-q', '-c', 'someone-else')
+      const changed = await errorOf(service.forConversation(owner.id, conversationId))
+      expect(changed.code).toBe('conflict')
+      expect(changed.message).toContain(`is on branch someone-else, not hangar/${conversationId}`)
+      expect((await service.inspect(owner.id, first!.id)).problem).toContain('changed outside Hangar')
+    })
+  })
+
+  it('answers not_found for another user’s workspaces and conversations', async () => {
+    await withFixture({}, async ({ service, owner, other, newConversation }) => {
+      const conversationId = await newConversation()
+      const workspace = await service.forConversation(owner.id, conversationId)
+      // Thunks: each rejection is awaited as soon as it happens.
+      for (const attempt of [
+        () => service.get(other.id, workspace.id),
+        () => service.inspect(other.id, workspace.id),
+        () => service.remove(other.id, workspace.id),
+        () => service.forConversation(other.id, conversationId),
+        () => service.deleteConversation(other.id, conversationId),
+        () => service.get(owner.id, 'ws_nope'),
+      ]) {
+        expect((await errorOf(attempt())).code).toBe('not_found')
+      }
+      expect(await service.list(other.id)).toEqual([])
+      expect((await service.get(owner.id, workspace.id)).status).toBe('active')
+    })
+  })
+
+  it('refuses to remove a workspace while a run uses it, then removes files and branch', async () => {
+    await withFixture({}, async ({ testStore, service, project, owner, newConversation }) => {
+      const conversationId = await newConversation()
+      const workspace = await service.forConversation(owner.id, conversationId)
+      const runs = testStore.store.forUser(owner.id).runs
+      const run = await runs.create({
+        agent: 'builtin',
+        adapter: 'builtin',
+        prompt: 'x',
+        cwd: workspace.cwd,
+        conversationId,
+      })
+      const busy = await errorOf(service.remove(owner.id, workspace.id))
+      expect(busy).toMatchObject({ code: 'conflict', message: expect.stringContaining(run.id) })
+      expect(existsSync(workspace.path)).toBe(true)
+
+      await runs.update(run.id, { status: 'succeeded' })
+      const removal = await service.remove(owner.id, workspace.id)
+      expect(removal).toMatchObject({
+        workspace: { id: workspace.id, status: 'removed' },
+        removedFiles: true,
+        branch: { name: `hangar/${conversationId}`, deleted: true },
+      })
+      expect(existsSync(workspace.path)).toBe(false)
+      expect(gitIn(project, 'branch', '--list', `hangar/${conversationId}`)).toBe('')
+      expect(
+        (await testStore.store.forUser(owner.id).conversations.get(conversationId))?.workspaceId,
+      ).toBeNull()
+      expect(await service.remove(owner.id, workspace.id)).toMatchObject({ removedFiles: false })
+      // The next message makes a new one (the earlier run worked in the removed workspace: not adopted).
+      const next = await service.forConversation(owner.id, conversationId)
+      expect(next.id).not.toBe(workspace.id)
+      expect(next.kind).toBe('worktree')
+    })
+  })
+
+  it('removes the workspaces of deleted conversations at clean-up, and deletes conversations with theirs', async () => {
+    await withFixture({}, async ({ testStore, service, owner, other, newConversation }) => {
+      const gone = await newConversation()
+      const kept = await newConversation(other)
+      const orphan = await service.forConversation(owner.id, gone)
+      const living = await service.forConversation(other.id, kept)
+      await testStore.store.forUser(owner.id).conversations.delete(gone)
+      expect(await service.cleanupOrphans()).toBe(1)
+      expect(existsSync(orphan.path)).toBe(false)
+      expect((await service.get(owner.id, orphan.id)).status).toBe('removed')
+      expect(existsSync(living.path)).toBe(true)
+      expect(await service.cleanupOrphans()).toBe(0)
+
+      const removals = await service.deleteConversation(other.id, kept)
+      expect(removals.map((removal) => removal.workspace.id)).toEqual([living.id])
+      expect(existsSync(living.path)).toBe(false)
+      expect(await testStore.store.forUser(other.id).conversations.get(kept)).toBeUndefined()
+    })
+  })
+
+  it('copies a project that is not a git repository, and isolates one-off runs', async () => {
+    await withFixture({ git: false }, async ({ service, project, owner, newConversation }) => {
+      const conversationId = await newConversation()
+      const copy = await service.forConversation(owner.id, conversationId)
+      expect(copy).toMatchObject({ kind: 'copy', branch: null, createdBranch: false })
+      expect(await readFile(path.join(copy.cwd, 'README.md'), 'utf8')).toBe('# project\n')
+      const oneOff = await service.isolated(owner.id, project)
+      expect(oneOff).toMatchObject({ kind: 'copy', conversationId: null })
+      expect(oneOff.path).not.toBe(copy.path)
+      expect(await service.remove(owner.id, copy.id)).toMatchObject({ removedFiles: true, branch: null })
+      expect(existsSync(copy.path)).toBe(false)
+    })
+  })
+
+  it('keeps a conversation that ran before it had a workspace where it worked', async () => {
+    await withFixture({}, async ({ testStore, service, project, owner, newConversation }) => {
+      const conversationId = await newConversation()
+      await testStore.store.forUser(owner.id).runs.create({
+        agent: 'builtin',
+        adapter: 'builtin',
+        prompt: 'x',
+        cwd: project,
+        conversationId,
+        status: 'succeeded',
+      })
+      const inPlace = await service.forConversation(owner.id, conversationId)
+      expect(inPlace).toMatchObject({ kind: 'in_place', path: project, cwd: project, branch: null })
+      expect(await service.remove(owner.id, inPlace.id)).toMatchObject({ removedFiles: false })
+      expect(existsSync(path.join(project, 'README.md'))).toBe(true)
+
+      const isolated = await service.isolated(owner.id, project)
+      expect(isolated).toMatchObject({ kind: 'worktree', branch: null, conversationId: null })
+      const other = await newConversation()
+      const adopted = await service.adopt(owner.id, other, { workspaceId: isolated.id })
+      expect(adopted).toMatchObject({ id: isolated.id, conversationId: other })
+      expect((await service.forConversation(owner.id, other)).id).toBe(isolated.id)
+    })
+  })
+})

@@ -1,0 +1,15 @@
+// git for tests: a fixed author and committer, so commits work on a machine with no git identity.
+import { execFileSync } from 'node:child_process'
+
+export const GIT_TEST_ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'Test',
+  GIT_AUTHOR_EMAIL: 'test@example.com',
+  GIT_COMMITTER_NAME: 'Test',
+  GIT_COMMITTER_EMAIL: 'test@example.com',
+}
+
+/** Runs git in `dir` and returns its trimmed stdout (throws on failure). */
+export function gitIn(dir: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd: dir, env: GIT_TEST_ENV, encoding: 'utf8' }).trim()
+}
