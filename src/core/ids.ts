@@ -4,7 +4,7 @@
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
 
 export type IdPrefix =
-  'usr' | 'pat' | 'cred' | 'prof' | 'conv' | 'msg' | 'run' | 'act' | 'aud' | 'ws' | 'ses' | 'lnk'
+  'usr' | 'pat' | 'cred' | 'prof' | 'conv' | 'msg' | 'run' | 'act' | 'aud' | 'ws' | 'ses' | 'lnk' | 'preq'
 
 let lastTime = 0
 let lastRandom: Uint8Array = new Uint8Array(10)

@@ -63,6 +63,8 @@ export function createAuthService(options: AuthServiceOptions) {
         scopes?: TokenScope[]
         kind?: TokenKind
         profile?: string | null
+        /** A run's own proxy token: part of the run's record, so not audited on its own. */
+        runId?: string
       },
     ): Promise<{ record: AccessTokenRecord; token: string }> {
       if (principal !== 'system' && principal.via === 'token') {
@@ -89,15 +91,17 @@ export function createAuthService(options: AuthServiceOptions) {
           kind: input.kind ?? 'user',
           scopes: [...new Set<TokenScope>(['api', ...(input.scopes ?? [])])],
           profile: input.profile ?? null,
+          runId: input.runId ?? null,
           secretHash: minted.secretHash,
           expiresAt: inFuture(ttlMs),
         })
-        await audit(repositories, principal, userId, 'token.create', created.id, {
-          name: created.name,
-          kind: created.kind,
-          scopes: created.scopes,
-          expiresAt: created.expiresAt,
-        })
+        if (input.runId === undefined)
+          await audit(repositories, principal, userId, 'token.create', created.id, {
+            name: created.name,
+            kind: created.kind,
+            scopes: created.scopes,
+            expiresAt: created.expiresAt,
+          })
         return created
       })
       return { record, token: minted.token }
@@ -121,6 +125,25 @@ export function createAuthService(options: AuthServiceOptions) {
         await audit(repositories, principal, userId, 'token.revoke', tokenId, { name: revoked.name })
         return revoked
       })
+    },
+
+    /**
+     * The proxy token in a `/proxy/<token>/…` URL: a live PAT of kind `proxy`. Undefined for anything
+     * else (the proxy answers 401 without saying why, in the family's own error shape).
+     */
+    async authenticateProxy(
+      secret: string,
+    ): Promise<{ tokenId: string; userId: string; runId: string | null; profile: string } | undefined> {
+      const parsed = parseToken(secret, 'pat')
+      if (!parsed) return undefined
+      const row = await store.authLookups.findToken(parsed.lookupId)
+      if (!row || row.kind !== 'proxy' || !row.profile || !secretMatches(parsed.secret, row.secret_hash))
+        return undefined
+      if (row.revoked_at || row.expires_at <= clock().toISOString()) return undefined
+      const user = await store.users.findById(row.user_id)
+      if (!user || user.disabledAt) return undefined
+      await store.authLookups.touchToken(row.id)
+      return { tokenId: row.id, userId: row.user_id, runId: row.run_id, profile: row.profile }
     },
 
     /** A PAT (`hgr_…`) or a CLI/browser session secret (`hgs_…`) presented as a bearer credential. */

@@ -19,6 +19,8 @@ export interface PersonalAccessTokensTable {
   scopes: string
   /** For proxy tokens: the profile whose usage they are recorded against. */
   profile: string | null
+  /** For a run's proxy token: the run (the token ends with it). */
+  run_id: string | null
   secret_hash: string
   created_at: string
   expires_at: string
@@ -194,6 +196,31 @@ export interface WorkspacesTable {
   updated_at: string
 }
 
+/** One model request through the LLM proxy. */
+export interface ProxyRequestsTable {
+  id: string
+  user_id: string
+  run_id: string | null
+  token_id: string
+  profile: string
+  family: string
+  method: string
+  path: string
+  model: string | null
+  stream: number
+  status: number
+  /** JSON: what was injected, per feed (name, source, status, bytes, refreshedAt). */
+  feeds: string | null
+  input_tokens: number
+  output_tokens: number
+  cache_read_tokens: number
+  cache_write_tokens: number
+  cost_usd: number | null
+  error: string | null
+  started_at: string
+  duration_ms: number
+}
+
 export interface Database {
   users: UsersTable
   personal_access_tokens: PersonalAccessTokensTable
@@ -208,4 +235,5 @@ export interface Database {
   pending_actions: PendingActionsTable
   audit_events: AuditEventsTable
   workspaces: WorkspacesTable
+  proxy_requests: ProxyRequestsTable
 }

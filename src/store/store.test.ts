@@ -186,6 +186,74 @@ describe.each(STORE_ENGINES)('store ($name)', (engine) => {
     expect(await store.forUser(bob.id).runs.get(run.id)).toBeUndefined()
   })
 
+  it('keeps the proxy request log per user: totals of a run, a profile budget window, run tokens apart', async () => {
+    const scope = store.forUser(alice.id)
+    const run = await scope.runs.create({
+      agent: 'reviewer',
+      adapter: 'claude-code',
+      prompt: 'p',
+      cwd: '/tmp',
+    })
+    await scope.tokens.create({
+      id: 'runtok',
+      name: 'run',
+      kind: 'proxy',
+      scopes: ['api'],
+      profile: 'reviewer',
+      runId: run.id,
+      secretHash: 'h',
+      expiresAt: '2999-01-01T00:00:00.000Z',
+    })
+    const request = (id: string, status: number, startedAt: string, costUsd: number | null) => ({
+      id,
+      runId: run.id,
+      tokenId: 'runtok',
+      profile: 'reviewer',
+      family: 'anthropic',
+      method: 'POST',
+      path: '/v1/messages',
+      model: 'claude-sonnet-4-6',
+      stream: true,
+      status,
+      feeds: [{ name: 'status', source: 'ops', status: 'fresh', bytes: 42, truncated: false }],
+      usage: { inputTokens: 1_000, outputTokens: 200, cacheReadTokens: 300, cacheWriteTokens: 5 },
+      costUsd,
+      error: status >= 400 ? 'upstream answered 500' : null,
+      startedAt,
+      durationMs: 12,
+    })
+    await scope.proxyRequests.record(request('preq_1', 200, '2026-01-01T00:00:00.000Z', 0.25))
+    await scope.proxyRequests.record(request('preq_2', 200, '2026-01-02T00:00:00.000Z', 0.5))
+    await scope.proxyRequests.record(request('preq_3', 500, '2026-01-02T00:00:01.000Z', null))
+
+    const log = await scope.proxyRequests.listForRun(run.id)
+    expect(log.map((entry) => entry.id)).toEqual(['preq_1', 'preq_2', 'preq_3'])
+    expect(log[0]!.feeds).toEqual([
+      { name: 'status', source: 'ops', status: 'fresh', bytes: 42, truncated: false },
+    ])
+    expect(log[0]!.stream).toBe(true)
+    // Failed requests are logged but not counted; every counted request was priced, so there is a cost.
+    expect(await scope.proxyRequests.totalsForRun(run.id)).toEqual({
+      requests: 2,
+      usage: {
+        inputTokens: 2_000,
+        outputTokens: 400,
+        cacheReadTokens: 600,
+        cacheWriteTokens: 10,
+        costUsd: 0.75,
+      },
+    })
+    expect(await scope.proxyRequests.spentSince('reviewer', '2026-01-02T00:00:00.000Z')).toBe(0.5)
+    expect(await scope.proxyRequests.spentSince('coder', '2026-01-01T00:00:00.000Z')).toBe(0)
+    expect(await store.forUser(bob.id).proxyRequests.listForRun(run.id)).toEqual([])
+    expect((await store.forUser(bob.id).proxyRequests.totalsForRun(run.id)).requests).toBe(0)
+
+    // A run's own token is not one of the user's tokens, and it dies with the run.
+    expect(await scope.tokens.list()).toEqual([])
+    await scope.tokens.revokeForRun(run.id)
+    expect((await scope.tokens.get('runtok'))?.revokedAt).not.toBeNull()
+  })
+
   it('refuses an unknown run status through its CHECK constraint', async () => {
     const runs = store.forUser(alice.id).runs
     const run = await runs.create({ agent: 'a', adapter: 'builtin', prompt: 'p', cwd: '/' })

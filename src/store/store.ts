@@ -15,6 +15,7 @@ import {
   createCredentialsRepository,
 } from './repositories/credentials-repository.js'
 import { createProfilesRepository } from './repositories/profiles-repository.js'
+import { createProxyRequestsRepository } from './repositories/proxy-requests-repository.js'
 import { createRunQueue, createRunsRepository } from './repositories/runs-repository.js'
 import { createSessionsRepository } from './repositories/sessions-repository.js'
 import { createTokensRepository } from './repositories/tokens-repository.js'
@@ -33,6 +34,7 @@ function createUserScope(context: RepositoryContext, userId: string) {
     actions: createActionsRepository(context, userId),
     audit: createAuditRepository(context, userId),
     workspaces: createWorkspacesRepository(context, userId),
+    proxyRequests: createProxyRequestsRepository(context, userId),
   }
 }
 

@@ -13,6 +13,8 @@ export interface AccessTokenRecord {
   kind: TokenKind
   scopes: TokenScope[]
   profile: string | null
+  /** A run's own proxy token: revoked when the run ends; not listed with the user's tokens. */
+  runId: string | null
   createdAt: string
   expiresAt: string
   lastUsedAt: string | null
@@ -27,6 +29,7 @@ export function toAccessTokenRecord(row: PersonalAccessTokensTable): AccessToken
     kind: row.kind,
     scopes: fromJson<TokenScope[]>(row.scopes) ?? ['api'],
     profile: row.profile,
+    runId: row.run_id,
     createdAt: row.created_at,
     expiresAt: row.expires_at,
     lastUsedAt: row.last_used_at,
@@ -40,6 +43,7 @@ export interface NewAccessToken {
   kind: TokenKind
   scopes: TokenScope[]
   profile?: string | null
+  runId?: string | null
   secretHash: string
   expiresAt: string
 }
@@ -55,6 +59,7 @@ export function createTokensRepository(context: RepositoryContext, userId: strin
         kind: input.kind,
         scopes: JSON.stringify(input.scopes),
         profile: input.profile ?? null,
+        run_id: input.runId ?? null,
         secret_hash: input.secretHash,
         created_at: nowIso(context),
         expires_at: input.expiresAt,
@@ -64,8 +69,13 @@ export function createTokensRepository(context: RepositoryContext, userId: strin
       await db.insertInto('personal_access_tokens').values(row).execute()
       return toAccessTokenRecord(row)
     },
+    /** The user's tokens; a run's own proxy tokens (they come and go with runs) are left out. */
     async list(options: { kind?: TokenKind; includeRevoked?: boolean } = {}): Promise<AccessTokenRecord[]> {
-      let query = db.selectFrom('personal_access_tokens').selectAll().where('user_id', '=', userId)
+      let query = db
+        .selectFrom('personal_access_tokens')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .where('run_id', 'is', null)
       if (options.kind) query = query.where('kind', '=', options.kind)
       if (!options.includeRevoked) query = query.where('revoked_at', 'is', null)
       const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').execute()
@@ -79,6 +89,16 @@ export function createTokensRepository(context: RepositoryContext, userId: strin
         .where('user_id', '=', userId)
         .executeTakeFirst()
       return row && toAccessTokenRecord(row)
+    },
+    /** Revokes a run's proxy tokens when the run ends. */
+    async revokeForRun(runId: string): Promise<void> {
+      await db
+        .updateTable('personal_access_tokens')
+        .set({ revoked_at: nowIso(context) })
+        .where('user_id', '=', userId)
+        .where('run_id', '=', runId)
+        .where('revoked_at', 'is', null)
+        .execute()
     },
     /** Revokes once; revoking again returns the record unchanged. Undefined when not this user's. */
     async revoke(id: string): Promise<AccessTokenRecord | undefined> {

@@ -1,0 +1,147 @@
+// The proxy's request log: what each model request of a run (or of a `hangar env` token) carried and
+// cost. Budgets add up `cost_usd` per profile over a window; run totals add up a run's rows.
+import type { UsageTotals } from '../../core/events.js'
+import type { ProxyRequestsTable } from '../schema.js'
+import { fromJson, type RepositoryContext, toCount } from './context.js'
+
+export interface ProxyRequestFeed {
+  name: string
+  source: string
+  status: string
+  bytes: number
+  truncated: boolean
+  refreshedAt?: string
+  reason?: string
+}
+
+export interface ProxyRequestRecord {
+  id: string
+  runId: string | null
+  tokenId: string
+  profile: string
+  family: string
+  method: string
+  path: string
+  model: string | null
+  stream: boolean
+  status: number
+  feeds: ProxyRequestFeed[]
+  usage: UsageTotals
+  costUsd: number | null
+  error: string | null
+  startedAt: string
+  durationMs: number
+}
+
+export type NewProxyRequest = Omit<ProxyRequestRecord, 'usage'> & { usage: UsageTotals }
+
+function toRecord(row: ProxyRequestsTable): ProxyRequestRecord {
+  return {
+    id: row.id,
+    runId: row.run_id,
+    tokenId: row.token_id,
+    profile: row.profile,
+    family: row.family,
+    method: row.method,
+    path: row.path,
+    model: row.model,
+    stream: row.stream === 1,
+    status: row.status,
+    feeds: fromJson<ProxyRequestFeed[]>(row.feeds) ?? [],
+    usage: {
+      inputTokens: row.input_tokens,
+      outputTokens: row.output_tokens,
+      cacheReadTokens: row.cache_read_tokens,
+      cacheWriteTokens: row.cache_write_tokens,
+      ...(row.cost_usd !== null && { costUsd: row.cost_usd }),
+    },
+    costUsd: row.cost_usd,
+    error: row.error,
+    startedAt: row.started_at,
+    durationMs: row.duration_ms,
+  }
+}
+
+export function createProxyRequestsRepository(context: RepositoryContext, userId: string) {
+  const { db } = context
+  return {
+    async record(input: NewProxyRequest): Promise<void> {
+      await db
+        .insertInto('proxy_requests')
+        .values({
+          id: input.id,
+          user_id: userId,
+          run_id: input.runId,
+          token_id: input.tokenId,
+          profile: input.profile,
+          family: input.family,
+          method: input.method,
+          path: input.path,
+          model: input.model,
+          stream: input.stream ? 1 : 0,
+          status: input.status,
+          feeds: input.feeds.length ? JSON.stringify(input.feeds) : null,
+          input_tokens: input.usage.inputTokens,
+          output_tokens: input.usage.outputTokens,
+          cache_read_tokens: input.usage.cacheReadTokens,
+          cache_write_tokens: input.usage.cacheWriteTokens,
+          cost_usd: input.costUsd,
+          error: input.error,
+          started_at: input.startedAt,
+          duration_ms: input.durationMs,
+        })
+        .execute()
+    },
+    async listForRun(runId: string): Promise<ProxyRequestRecord[]> {
+      const rows = await db
+        .selectFrom('proxy_requests')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .where('run_id', '=', runId)
+        .orderBy('started_at')
+        .orderBy('id')
+        .execute()
+      return rows.map(toRecord)
+    },
+    /** A run's usage through the proxy; costUsd only when every priced request was priced. */
+    async totalsForRun(runId: string): Promise<{ usage: UsageTotals; requests: number }> {
+      const row = await db
+        .selectFrom('proxy_requests')
+        .select((eb) => [
+          eb.fn.countAll<number>().as('requests'),
+          eb.fn.sum<number>('input_tokens').as('input'),
+          eb.fn.sum<number>('output_tokens').as('output'),
+          eb.fn.sum<number>('cache_read_tokens').as('cacheRead'),
+          eb.fn.sum<number>('cache_write_tokens').as('cacheWrite'),
+          eb.fn.sum<number>('cost_usd').as('cost'),
+          eb.fn.count<number>('cost_usd').as('priced'),
+        ])
+        .where('user_id', '=', userId)
+        .where('run_id', '=', runId)
+        .where('status', '<', 400)
+        .executeTakeFirstOrThrow()
+      const requests = toCount(row.requests)
+      const usage: UsageTotals = {
+        inputTokens: toCount(row.input),
+        outputTokens: toCount(row.output),
+        cacheReadTokens: toCount(row.cacheRead),
+        cacheWriteTokens: toCount(row.cacheWrite),
+      }
+      if (requests > 0 && toCount(row.priced) === requests) usage.costUsd = Number(row.cost)
+      return { usage, requests }
+    },
+    /** Dollars a profile spent through the proxy since `since` (ISO-8601), for its budget. */
+    async spentSince(profile: string, since: string): Promise<number> {
+      const row = await db
+        .selectFrom('proxy_requests')
+        .select((eb) => eb.fn.sum<number>('cost_usd').as('spent'))
+        .where('user_id', '=', userId)
+        .where('profile', '=', profile)
+        .where('started_at', '>=', since)
+        .executeTakeFirstOrThrow()
+      return Number(row.spent ?? 0)
+    },
+  }
+}
+
+export type ProxyRequestsRepository = ReturnType<typeof createProxyRequestsRepository>
