@@ -141,6 +141,41 @@ describe('config', () => {
     expect(byPath['agents.c.target']?.message).toContain('built-in agent runs inside the daemon')
   })
 
+  it('rejects two feeds of one agent that resolve to the same name, naming the agent and both feeds', () => {
+    const issues = issuesOf(
+      [
+        'services:',
+        '  market: { url: "http://127.0.0.1:9" }',
+        'agents:',
+        '  trader:',
+        '    adapter: codex',
+        '    feeds:',
+        '      - { source: market, path: /api/v1/summary, ttl: 60 }',
+        '      - { source: market, path: /other/summary/, ttl: 60 }',
+        '      - { name: summary, source: market, path: /x, ttl: 60 }',
+        '      - { source: market, path: /, ttl: 60 }',
+        '      - { source: market, path: /, ttl: 60 }',
+      ].join('\n'),
+    )
+    expect(issues.map((issue) => [issue.path, issue.line])).toEqual([
+      ['agents.trader.feeds[1].path', 8],
+      ['agents.trader.feeds[2].name', 9],
+    ])
+    expect(issues[0]?.message).toBe(
+      'feed "summary" (#2) of agent "trader": the name "summary" is already used by feed #1: give one of them a different name:',
+    )
+    // `/` derives `<source>-feed-<n>`, distinct per position, so two of them do not collide.
+    expect(issues.some((issue) => issue.message.includes('market-feed'))).toBe(false)
+  })
+
+  it('rejects a feed ttl that is not a number of seconds', () => {
+    const [issue] = issuesOf(
+      'services:\n  s: { url: "http://127.0.0.1:9" }\nagents:\n  a:\n    adapter: codex\n    feeds: [{ source: s, path: /x, ttl: soon }]\n',
+    )
+    expect(issue).toMatchObject({ path: 'agents.a.feeds[0].ttl', line: 6 })
+    expect(issue?.message).toMatch(/number/)
+  })
+
   it('validates feed paths and ttls, and URLs', () => {
     const issues = issuesOf(
       'services:\n  s: { url: "ftp://x" }\nagents:\n  a: { adapter: codex, feeds: [{ source: s, path: relative, ttl: 0 }] }\n',

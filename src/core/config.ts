@@ -6,6 +6,7 @@ import { isMap, LineCounter, parseDocument } from 'yaml'
 import { z } from 'zod'
 import { ADAPTER_IDS, isAdapterId } from './adapter-ids.js'
 import { AppError } from './errors.js'
+import { deriveFeedName } from './feed-names.js'
 import { WRITE_CLASSIFICATIONS } from './events.js'
 
 const name = z
@@ -171,13 +172,24 @@ function crossReferenceIssues(config: HangarConfig): { path: PathSegment[]; mess
         message: `unknown target "${profile.target}": expected "local"${known.length ? ` or one of ${known.join(', ')}` : ' or a name under targets:'}`,
       })
     }
+    const feedIndexByName = new Map<string, number>()
     profile.feeds?.forEach((feed, index) => {
+      const feedName = deriveFeedName(feed, index)
+      const label = `feed "${feedName}" (#${index + 1}) of agent "${profileName}"`
       if (!(feed.source in config.services)) {
+        const known = Object.keys(config.services)
         issues.push({
           path: ['agents', profileName, 'feeds', index, 'source'],
-          message: `feed ${feed.name ?? index + 1} of agent "${profileName}": unknown source "${feed.source}": declare it under services:`,
+          message: `${label}: unknown source "${feed.source}": ${known.length ? `expected one of ${known.join(', ')}` : 'declare it under services:'}`,
         })
       }
+      const first = feedIndexByName.get(feedName)
+      if (first !== undefined) {
+        issues.push({
+          path: ['agents', profileName, 'feeds', index, feed.name ? 'name' : 'path'],
+          message: `${label}: the name "${feedName}" is already used by feed #${first + 1}: give one of them a different name:`,
+        })
+      } else feedIndexByName.set(feedName, index)
     })
   }
   if (config.defaultAgent && !(config.defaultAgent in config.agents) && !isAdapterId(config.defaultAgent)) {

@@ -1,0 +1,114 @@
+// Turns fetched feeds into the text block the proxy injects next to the final user turn. The text depends
+// only on the results (no clock), so it stays byte-identical while the values are cached and the provider's
+// prompt cache keeps working. Content cannot forge or close a block: delimiter-like lines are indented.
+
+import type { FeedResult, FeedStatus } from './feed-fetcher.js'
+
+export interface FeedCaps {
+  perFeedBytes: number
+  totalBytes: number
+}
+
+export interface InjectedFeedSummary {
+  name: string
+  source: string
+  status: FeedStatus | 'skipped'
+  /** Bytes of this feed's block as injected; 0 when skipped or empty. */
+  bytes: number
+  truncated: boolean
+  /** ISO-8601 UTC to the second. */
+  refreshedAt?: string
+  reason?: string
+}
+
+// Anything that starts like one of our delimiter lines, however many dashes and spaces.
+const DELIMITER_LIKE_LINE = /^(?=-{3,}[ \t]*(?:BEGIN[ \t]+FEED|END[ \t]+FEED|FEED)[ \t]*:)/gim
+
+export function formatFeedBlocks(
+  results: readonly FeedResult[],
+  caps: FeedCaps,
+): { text: string; feeds: InjectedFeedSummary[] } {
+  const parts: string[] = []
+  const feeds: InjectedFeedSummary[] = []
+  let usedBytes = 0
+  for (const result of results) {
+    const summary: InjectedFeedSummary = {
+      name: result.feed.name,
+      source: result.feed.source,
+      status: result.status,
+      bytes: 0,
+      truncated: false,
+    }
+    if (result.refreshedAt) summary.refreshedAt = isoSeconds(result.refreshedAt)
+    if (result.reason !== undefined) summary.reason = result.reason
+    feeds.push(summary)
+    const block = buildBlock(result, caps.perFeedBytes)
+    if (!block) continue
+    const bytes = Buffer.byteLength(block.text)
+    if (usedBytes + bytes > caps.totalBytes) {
+      summary.status = 'skipped'
+      parts.push(`--- FEED: ${result.feed.name} skipped (total feed size cap reached) ---`)
+      continue
+    }
+    usedBytes += bytes
+    summary.bytes = bytes
+    summary.truncated = block.truncated
+    parts.push(block.text)
+  }
+  return { text: parts.join('\n\n'), feeds }
+}
+
+function buildBlock(
+  result: FeedResult,
+  perFeedBytes: number,
+): { text: string; truncated: boolean } | undefined {
+  const { name, source } = result.feed
+  const end = `--- END FEED: ${name} ---`
+  if (result.status === 'unavailable') {
+    const reason = oneLine(result.reason ?? 'unknown error')
+    return {
+      text: `--- BEGIN FEED: ${name} (from ${source}, unavailable) ---\n[Feed unavailable: ${reason}]\n${end}`,
+      truncated: false,
+    }
+  }
+  const content = result.content.replace(/(?:\r?\n)+$/, '')
+  if (content === '') return undefined
+  const refreshed = result.refreshedAt ? isoSeconds(result.refreshedAt) : 'unknown'
+  const stale = result.status === 'stale' ? `, STALE: ${oneLine(result.reason ?? 'refresh failed')}` : ''
+  const header = `--- BEGIN FEED: ${name} (from ${source}, refreshed ${refreshed}${stale}) ---`
+
+  const { kept, keptBytes, truncated } = cutUtf8(content, perFeedBytes)
+  const safe = kept.replace(DELIMITER_LIKE_LINE, '  ')
+  const lines = [header, result.json ? fenced(safe) : safe]
+  if (truncated) {
+    const total = result.totalBytes === undefined ? 'unknown' : String(result.totalBytes)
+    lines.push(`[Content truncated: showing ${keptBytes} of ${total} bytes]`)
+  }
+  lines.push(end)
+  return { text: lines.join('\n'), truncated }
+}
+
+/** The longest prefix of at most `maxBytes` UTF-8 bytes that does not split a character. */
+function cutUtf8(content: string, maxBytes: number): { kept: string; keptBytes: number; truncated: boolean } {
+  const bytes = Buffer.from(content, 'utf8')
+  if (bytes.byteLength <= maxBytes) return { kept: content, keptBytes: bytes.byteLength, truncated: false }
+  let end = Math.max(0, maxBytes)
+  // Back off continuation bytes (10xxxxxx) so the cut lands on the first byte of a character.
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--
+  return { kept: bytes.subarray(0, end).toString('utf8'), keptBytes: end, truncated: true }
+}
+
+/** A fence longer than any backtick run at the start of a content line, so content cannot close it. */
+function fenced(content: string): string {
+  const longestRun = Math.max(2, ...[...content.matchAll(/^`{3,}/gm)].map((match) => match[0].length))
+  const fence = '`'.repeat(longestRun + 1)
+  return `${fence}json\n${content}\n${fence}`
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim()
+}
+
+function isoSeconds(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z')
+}

@@ -1,0 +1,39 @@
+// The resolved feed manifest of one agent profile: what `hangar feeds PROFILE` and
+// `GET /api/profiles/:name/feeds` show and what the proxy fetches. It is built from config alone, so it never
+// holds a credential: service tokens are resolved at fetch time.
+
+import type { ProfileConfig, ServiceConfig } from '../core/config.js'
+import { deriveFeedName } from '../core/feed-names.js'
+
+export interface ResolvedFeed {
+  name: string
+  source: string
+  /** The declared path with `{agent}` substituted. */
+  path: string
+  /** Seconds. */
+  ttl: number
+  url: string
+}
+
+/** Feeds in declaration order. A feed whose source is unknown is skipped (config validation rejects it). */
+export function resolveFeedManifest(
+  profile: string,
+  config: ProfileConfig | undefined,
+  services: Record<string, ServiceConfig>,
+): ResolvedFeed[] {
+  const manifest: ResolvedFeed[] = []
+  config?.feeds?.forEach((feed, index) => {
+    const service = Object.hasOwn(services, feed.source) ? services[feed.source] : undefined
+    if (!service) return
+    // The name comes from the path as declared, so it is the same for every profile sharing the feed.
+    const name = deriveFeedName(feed, index)
+    const path = feed.path.replaceAll('{agent}', encodeURIComponent(profile))
+    manifest.push({ name, source: feed.source, path, ttl: feed.ttl, url: serviceBase(service.url) + path })
+  })
+  return manifest
+}
+
+/** The service URL without trailing slashes and without any `user:password@` (fetch refuses those anyway). */
+function serviceBase(url: string): string {
+  return url.replace(/^(https?:\/\/)[^/?#@]*@/i, '$1').replace(/\/+$/, '')
+}
