@@ -1,0 +1,132 @@
+// Puts the feed block into a model request late, next to the final user turn, by splicing one new element
+// into the raw body text. Every byte the client sent stays as it was (system, tools, cache_control,
+// thinking signatures, unknown fields, big integers, formatting), so the prompt prefix up to the previous
+// exchange stays cacheable even when the feed content changes between turns. Only the new element is
+// serialized; `parsed` (the same body, already parsed) says where the turns are, json-spans says where
+// their bytes are.
+import type { ProxyFamily } from './families.js'
+import { elementSpans, type JsonSpan, memberSpan, valueSpan } from './json-spans.js'
+
+export interface InjectFeedsOptions {
+  /** Chat Completions: a system message before the last user turn, or merged into that turn. */
+  openaiPlacement: 'system' | 'user'
+}
+
+type JsonObject = Record<string, unknown>
+
+function asObject(value: unknown): JsonObject | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as JsonObject)
+    : undefined
+}
+
+function lastIndexWhere(items: unknown, test: (item: JsonObject) => boolean): number {
+  if (!Array.isArray(items)) return -1
+  for (let index = items.length - 1; index >= 0; index--) {
+    const item = asObject(items[index])
+    if (item && test(item)) return index
+  }
+  return -1
+}
+
+const isUserTurn = (item: JsonObject) => item.role === 'user'
+
+function insertAt(raw: string, position: number, text: string): string {
+  return raw.slice(0, position) + text + raw.slice(position)
+}
+
+/** The raw span of element `index` of the array held by top-level member `key`. */
+function topLevelElement(raw: string, key: string, index: number): JsonSpan | undefined {
+  const array = valueSpan(raw, key)
+  return array && elementSpans(raw, array)[index]
+}
+
+function injectAnthropic(raw: string, body: JsonObject, block: string): string {
+  const index = lastIndexWhere(body.messages, isUserTurn)
+  const turn = index === -1 ? undefined : topLevelElement(raw, 'messages', index)
+  if (!turn) return raw
+  const message = { role: 'user', content: [{ type: 'text', text: block }] }
+  return insertAt(raw, turn.end, `,${JSON.stringify(message)}`)
+}
+
+function injectOpenAiChat(raw: string, body: JsonObject, block: string, options: InjectFeedsOptions): string {
+  const index = lastIndexWhere(body.messages, isUserTurn)
+  const turn = index === -1 ? undefined : topLevelElement(raw, 'messages', index)
+  if (!turn) return raw
+  if (options.openaiPlacement === 'system')
+    return insertAt(raw, turn.start, `${JSON.stringify({ role: 'system', content: block })},`)
+
+  const content = asObject((body.messages as unknown[])[index])?.content
+  const contentSpan = memberSpan(raw, turn, 'content')
+  if (!contentSpan) return raw
+  if (typeof content === 'string') {
+    // Keep the client's own escaping of the old text: add the escaped block right after the opening quote.
+    const escaped = JSON.stringify(`${block}\n\n`).slice(1, -1)
+    return insertAt(raw, contentSpan.start + 1, escaped)
+  }
+  if (Array.isArray(content)) {
+    const part = JSON.stringify({ type: 'text', text: block })
+    return insertAt(raw, contentSpan.start + 1, content.length > 0 ? `${part},` : part)
+  }
+  return raw
+}
+
+function injectOpenAiResponses(
+  raw: string,
+  body: JsonObject,
+  block: string,
+  options: InjectFeedsOptions,
+): string {
+  const message = JSON.stringify({
+    type: 'message',
+    role: options.openaiPlacement,
+    content: [{ type: 'input_text', text: block }],
+  })
+  const inputSpan = valueSpan(raw, 'input')
+  if (!inputSpan) return raw
+  if (typeof body.input === 'string') {
+    const original = raw.slice(inputSpan.start, inputSpan.end)
+    const replacement = `[${message},{"role":"user","content":${original}}]`
+    return raw.slice(0, inputSpan.start) + replacement + raw.slice(inputSpan.end)
+  }
+  const index = lastIndexWhere(body.input, isUserTurn)
+  const item = index === -1 ? undefined : elementSpans(raw, inputSpan)[index]
+  if (!item) return raw
+  return insertAt(raw, item.start, `${message},`)
+}
+
+function injectGemini(raw: string, body: JsonObject, block: string): string {
+  // Gemini treats a content without a role as the user's (single-turn requests often omit it).
+  const index = lastIndexWhere(body.contents, (item) => item.role === 'user' || item.role === undefined)
+  const turn = index === -1 ? undefined : topLevelElement(raw, 'contents', index)
+  const partsSpan = turn && memberSpan(raw, turn, 'parts')
+  if (!partsSpan || raw.charCodeAt(partsSpan.start) !== 0x5b) return raw
+  const part = JSON.stringify({ text: block })
+  const last = elementSpans(raw, partsSpan).at(-1)
+  return last ? insertAt(raw, last.end, `,${part}`) : insertAt(raw, partsSpan.start + 1, part)
+}
+
+/**
+ * The request body with the feed block injected at the family's place, or `raw` itself when the block is
+ * empty or the request has no place for it (no messages/contents/input, no user turn).
+ */
+export function injectFeeds(
+  family: ProxyFamily,
+  raw: string,
+  parsed: unknown,
+  block: string,
+  options: InjectFeedsOptions,
+): string {
+  const body = asObject(parsed)
+  if (block === '' || !body) return raw
+  switch (family) {
+    case 'anthropic':
+      return injectAnthropic(raw, body, block)
+    case 'openai-chat':
+      return injectOpenAiChat(raw, body, block, options)
+    case 'openai-responses':
+      return injectOpenAiResponses(raw, body, block, options)
+    case 'gemini':
+      return injectGemini(raw, body, block)
+  }
+}

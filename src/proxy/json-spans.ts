@@ -1,0 +1,131 @@
+// Byte positions of values inside raw JSON text, so the proxy can splice into a request body without
+// re-serializing it (re-serializing would change whitespace, key order of duplicates, escapes and big
+// integers, and cost a full stringify). The text is known to be valid JSON: JSON.parse already accepted
+// it, so the scanner only skips, it never validates. Strings are skipped with indexOf, not char by char.
+
+/** A half-open range [start, end) of raw JSON text. */
+export interface JsonSpan {
+  start: number
+  end: number
+}
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const OPEN_BRACE = 0x7b
+const CLOSE_BRACE = 0x7d
+const OPEN_BRACKET = 0x5b
+const CLOSE_BRACKET = 0x5d
+const COMMA = 0x2c
+const COLON = 0x3a
+
+function isWhitespace(code: number): boolean {
+  return code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09
+}
+
+function skipWhitespace(raw: string, index: number): number {
+  while (index < raw.length && isWhitespace(raw.charCodeAt(index))) index++
+  return index
+}
+
+/** The index just past the closing quote of the string whose opening quote is at `start`. */
+function stringEnd(raw: string, start: number): number {
+  let quote = raw.indexOf('"', start + 1)
+  while (quote !== -1) {
+    let backslashes = 0
+    for (let index = quote - 1; raw.charCodeAt(index) === BACKSLASH; index--) backslashes++
+    if (backslashes % 2 === 0) return quote + 1
+    quote = raw.indexOf('"', quote + 1)
+  }
+  return raw.length
+}
+
+/** The index just past the value that starts at `start` (a non-whitespace character). */
+function valueEnd(raw: string, start: number): number {
+  const first = raw.charCodeAt(start)
+  if (first === QUOTE) return stringEnd(raw, start)
+  if (first === OPEN_BRACE || first === OPEN_BRACKET) {
+    let depth = 0
+    let index = start
+    while (index < raw.length) {
+      const code = raw.charCodeAt(index)
+      if (code === QUOTE) {
+        index = stringEnd(raw, index)
+        continue
+      }
+      if (code === OPEN_BRACE || code === OPEN_BRACKET) depth++
+      else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
+        depth--
+        if (depth === 0) return index + 1
+      }
+      index++
+    }
+    return raw.length
+  }
+  // A number, true, false or null: it runs to the next delimiter.
+  let index = start + 1
+  while (index < raw.length) {
+    const code = raw.charCodeAt(index)
+    if (code === COMMA || code === CLOSE_BRACE || code === CLOSE_BRACKET || isWhitespace(code)) break
+    index++
+  }
+  return index
+}
+
+/** The span of the whole top-level value (leading and trailing whitespace excluded). */
+export function rootSpan(raw: string): JsonSpan {
+  const start = skipWhitespace(raw, 0)
+  return { start, end: valueEnd(raw, start) }
+}
+
+function keyMatches(raw: string, keyStart: number, keyEnd: number, key: string): boolean {
+  const length = keyEnd - keyStart - 2
+  if (length === key.length) return raw.startsWith(key, keyStart + 1)
+  // Only escapes make a key's raw text longer than the key it stands for.
+  if (length < key.length) return false
+  const keyText = raw.slice(keyStart, keyEnd)
+  return keyText.includes('\\') && JSON.parse(keyText) === key
+}
+
+/**
+ * The span of the value of member `key` of the object at `objectSpan`: the last one when the key is
+ * duplicated, as JSON.parse does. Keys are compared after unescaping. Undefined when the span is not an
+ * object or has no such member.
+ */
+export function memberSpan(raw: string, objectSpan: JsonSpan, key: string): JsonSpan | undefined {
+  if (raw.charCodeAt(objectSpan.start) !== OPEN_BRACE) return undefined
+  let found: JsonSpan | undefined
+  let index = skipWhitespace(raw, objectSpan.start + 1)
+  while (index < objectSpan.end && raw.charCodeAt(index) === QUOTE) {
+    const keyEnd = stringEnd(raw, index)
+    const matches = keyMatches(raw, index, keyEnd, key)
+    index = skipWhitespace(raw, keyEnd)
+    if (raw.charCodeAt(index) !== COLON) return found
+    const start = skipWhitespace(raw, index + 1)
+    const end = valueEnd(raw, start)
+    if (matches) found = { start, end }
+    index = skipWhitespace(raw, end)
+    if (raw.charCodeAt(index) !== COMMA) break
+    index = skipWhitespace(raw, index + 1)
+  }
+  return found
+}
+
+/** The span of the value of top-level member `key` (the last one when duplicated). */
+export function valueSpan(raw: string, key: string): JsonSpan | undefined {
+  return memberSpan(raw, rootSpan(raw), key)
+}
+
+/** The span of each element of the array at `arraySpan`, in order; empty when it is not an array. */
+export function elementSpans(raw: string, arraySpan: JsonSpan): JsonSpan[] {
+  const spans: JsonSpan[] = []
+  if (raw.charCodeAt(arraySpan.start) !== OPEN_BRACKET) return spans
+  let index = skipWhitespace(raw, arraySpan.start + 1)
+  while (index < arraySpan.end && raw.charCodeAt(index) !== CLOSE_BRACKET) {
+    const end = valueEnd(raw, index)
+    spans.push({ start: index, end })
+    index = skipWhitespace(raw, end)
+    if (raw.charCodeAt(index) !== COMMA) break
+    index = skipWhitespace(raw, index + 1)
+  }
+  return spans
+}
