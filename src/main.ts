@@ -35,6 +35,7 @@ import { openStore, type Store } from './store/store.js'
 import { createVault } from './store/vault.js'
 import { createSshTargets, type SshTargets } from './workspaces/ssh/ssh-targets.js'
 import { createRunFinalizer, type RunFinalizer } from './runs/finalize-run.js'
+import { createModelProxy, type ModelProxy } from './runs/model-proxy.js'
 import { VERSION } from './version.js'
 import { createWorkspaceService, type WorkspaceService } from './workspaces/workspace-service.js'
 
@@ -88,8 +89,19 @@ export interface Runtime {
   /** The instance owner (created on the first start). */
   readonly owner: User
   readonly ownerCreated: boolean
+  /** The LLM proxy: run tokens, endpoints, metering (served by listen(), or serveProxy() for `hangar run`). */
+  readonly modelProxy: ModelProxy
   listen(options: { host: string; port: number }): Promise<RunningServer & { warning?: string }>
+  /** The proxy alone on a loopback port, for a run in this process when no daemon serves it. */
+  serveProxy(): Promise<RunningServer>
   close(): Promise<void>
+}
+
+/** Agents on this machine reach a daemon bound to a wildcard address on loopback. */
+function proxyBaseUrl(server: RunningServer): string {
+  const url = new URL(server.url)
+  if (url.hostname === '0.0.0.0' || url.hostname === '[::]') url.hostname = '127.0.0.1'
+  return url.origin
 }
 
 /** Values that must never be printed: keys from the environment that hangar.yaml points at. */
@@ -182,6 +194,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       sink: (envelopes, meta) => bus.publish(envelopes, meta),
       owner: { node: info.nodeId, pid: process.pid, bootId: info.bootId },
     })
+    const modelProxy = createModelProxy({
+      store,
+      auth,
+      credentials,
+      runs,
+      config: options.config,
+      env,
+      projectDir: options.projectDir,
+      log,
+    })
     const tools = createToolRegistry(createWorkspaceTools())
     const actions = createActionsService({ store, tools, clock, defaultWorkspace: options.projectDir })
     const builtin = createBuiltinRunner({
@@ -192,6 +214,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       credentials,
       config: options.config,
       env,
+      modelProxy,
     })
     const detectAgents = (detectOptions: { refresh?: boolean } = {}) =>
       loadDetection(adapters.all(), {
@@ -214,6 +237,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       dataDir: options.dataDir,
       projectDir: options.projectDir,
       targets,
+      modelProxy,
       log: log.child({ component: 'scheduler' }),
     })
     const finalizeRun = createRunFinalizer({ store, targets, onFinalized: () => scheduler.kick() })
@@ -262,6 +286,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       workspaces,
       submitRun,
       detectAgents,
+      modelProxy,
       async listen(listenOptions) {
         const { warning } = checkBindAddress(listenOptions.host, { authEnabled: true })
         const app = createServerApp({
@@ -284,10 +309,31 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             adapters,
             config: options.config,
             projectDir: options.projectDir,
+            modelProxy,
           },
         })
-        const server = await listen(app, listenOptions)
-        return warning ? { ...server, warning } : server
+        const server = await listen(app, { ...listenOptions, proxy: modelProxy.handler })
+        modelProxy.setBaseUrl(proxyBaseUrl(server))
+        const close = server.close
+        const serving = {
+          ...server,
+          close: async () => {
+            modelProxy.setBaseUrl(undefined)
+            await close()
+          },
+        }
+        return warning ? { ...serving, warning } : serving
+      },
+      async serveProxy() {
+        const server = await listen(undefined, { host: '127.0.0.1', port: 0, proxy: modelProxy.handler })
+        modelProxy.setBaseUrl(server.url)
+        return {
+          ...server,
+          close: async () => {
+            modelProxy.setBaseUrl(undefined)
+            await server.close()
+          },
+        }
       },
       async close() {
         bus.close()

@@ -29,7 +29,7 @@ export interface LlmClientConfig {
  * hangar.yaml documents the Gemini base URL as the API root (what Gemini CLI wants); for the
  * compatibility endpoint a bare root gets its path appended.
  */
-function resolveBaseUrl(provider: string, baseUrl: string | undefined): string | undefined {
+export function resolveBaseUrl(provider: string, baseUrl: string | undefined): string | undefined {
   if (baseUrl === undefined || baseUrl === '') return DEFAULT_BASE_URLS[provider]
   if (provider !== 'gemini' || !URL.canParse(baseUrl)) return baseUrl
   const url = new URL(baseUrl)

@@ -33,14 +33,75 @@ function isLoopback(url: string): boolean {
   return host === 'localhost' || host === '[::1]' || host === '::1' || /^127\./.test(host)
 }
 
-export async function resolveBuiltinModel(input: {
+export interface BuiltinProviderInput {
   config: HangarConfig
   profile: ProfileConfig | null
   model?: string | undefined
   env: Readonly<Record<string, string | undefined>>
   credentials: CredentialsService
   userId: string
-}): Promise<BuiltinModel> {
+}
+
+/** The provider, endpoint and key the built-in agent uses (the proxy's upstream when it is proxied). */
+export interface BuiltinProvider {
+  provider: string
+  baseUrl: string | undefined
+  apiKey: string | undefined
+  model: string
+}
+
+/** Where the built-in agent's proxied traffic enters the proxy (its family's base URL and a stand-in key). */
+export interface BuiltinProxyRoute {
+  baseUrlFor(family: 'anthropic' | 'openai'): string
+  apiKey: string
+}
+
+export async function resolveBuiltinModel(
+  input: BuiltinProviderInput,
+  proxy?: BuiltinProxyRoute,
+): Promise<BuiltinModel> {
+  const chosen = await resolveBuiltinProvider(input)
+  const client = proxy
+    ? createLlmClient({
+        provider: chosen.provider,
+        baseUrl: proxy.baseUrlFor(chosen.provider === 'anthropic' ? 'anthropic' : 'openai'),
+        apiKey: proxy.apiKey,
+      })
+    : createLlmClient({
+        provider: chosen.provider,
+        ...(chosen.baseUrl && { baseUrl: chosen.baseUrl }),
+        ...(chosen.apiKey && { apiKey: chosen.apiKey }),
+      })
+  return { client, provider: chosen.provider, model: chosen.model }
+}
+
+/**
+ * The provider, endpoint and key alone — what the proxy needs as the built-in agent's upstream, where the
+ * model is the client's business.
+ */
+export async function resolveBuiltinEndpoint(
+  input: Omit<BuiltinProviderInput, 'model'>,
+): Promise<Omit<BuiltinProvider, 'model'>> {
+  return (await resolveProviderSettings(input)).endpoint
+}
+
+export async function resolveBuiltinProvider(input: BuiltinProviderInput): Promise<BuiltinProvider> {
+  const { endpoint, settingsModel, configuredModel } = await resolveProviderSettings(input)
+  const model =
+    input.model ??
+    input.profile?.model ??
+    settingsModel ??
+    configuredModel ??
+    (endpoint.provider === 'anthropic' ? DEFAULT_BUILTIN_MODEL : undefined)
+  if (!model) {
+    throw new AppError('usage', `no model chosen for provider "${endpoint.provider}"`, {
+      hint: 'pass --model, or set model: in the profile or providers: of hangar.yaml',
+    })
+  }
+  return { ...endpoint, model }
+}
+
+async function resolveProviderSettings(input: Omit<BuiltinProviderInput, 'model'>) {
   const { config, profile, env, credentials, userId } = input
   const stored = await credentials.list(userId)
   const provider =
@@ -63,18 +124,6 @@ export async function resolveBuiltinModel(input: {
   const vaulted = settings?.keyConfigured ? await credentials.revealKey(userId, provider) : null
   const keyEnv = configured?.apiKeyEnv ?? DEFAULT_KEY_ENV[provider]
   const apiKey = vaulted ?? (keyEnv ? env[keyEnv] : undefined) ?? undefined
-  const model =
-    input.model ??
-    profile?.model ??
-    settings?.model ??
-    configured?.model ??
-    (provider === 'anthropic' ? DEFAULT_BUILTIN_MODEL : undefined)
-  if (!model) {
-    throw new AppError('usage', `no model chosen for provider "${provider}"`, {
-      hint: 'pass --model, or set model: in the profile or providers: of hangar.yaml',
-    })
-  }
-  const client = createLlmClient({ provider, ...(baseUrl && { baseUrl }), ...(apiKey && { apiKey }) })
   // Per-user and configured base URLs are checked (an SSRF risk); keyless endpoints must be local ones.
   if (baseUrl) checkProviderBaseUrl(baseUrl, { allowLocal: config.server.allowLocalProviders })
   if (!apiKey && !(baseUrl && isLoopback(baseUrl))) {
@@ -83,5 +132,9 @@ export async function resolveBuiltinModel(input: {
       hint: `set ${keyEnv ?? 'its apiKeyEnv'} or store a key in the provider settings`,
     })
   }
-  return { client, provider, model }
+  return {
+    endpoint: { provider, baseUrl: baseUrl || undefined, apiKey: apiKey || undefined },
+    settingsModel: settings?.model ?? undefined,
+    configuredModel: configured?.model,
+  }
 }

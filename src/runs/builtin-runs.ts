@@ -15,6 +15,7 @@ import type { Run } from '../store/repositories/runs-repository.js'
 import type { Store } from '../store/store.js'
 import type { ActionsService } from './actions-service.js'
 import { resolveBuiltinModel } from './builtin-model.js'
+import type { ModelProxy } from './model-proxy.js'
 import type { ActiveRun, RunEnd, RunService } from './run-service.js'
 
 export const SAFE_CLASSIFICATIONS: readonly WriteClassification[] = ['safe_create', 'safe_update']
@@ -27,6 +28,8 @@ export interface BuiltinRunnerOptions {
   credentials: CredentialsService
   config: HangarConfig
   env: Readonly<Record<string, string | undefined>>
+  /** The LLM proxy the agent's model traffic goes through (absent: straight to the provider). */
+  modelProxy?: Pick<ModelProxy, 'routeBuiltin' | 'closeRun'>
 }
 
 export interface BuiltinStart {
@@ -105,21 +108,25 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
     const conversations = store.forUser(userId).conversations
     let end: RunEnd
     try {
-      const model = await resolveBuiltinModel({
-        config: options.config,
-        profile: input.profile,
-        model: input.model,
-        env: options.env,
-        credentials: options.credentials,
-        userId,
-      })
+      const proxy = await options.modelProxy?.routeBuiltin(userId, run.id, run.agent, input.profile)
+      const model = await resolveBuiltinModel(
+        {
+          config: options.config,
+          profile: input.profile,
+          model: input.model,
+          env: options.env,
+          credentials: options.credentials,
+          userId,
+        },
+        proxy,
+      )
       active.emit({
         type: 'run-start',
         agent: run.agent,
         adapter: 'builtin',
         model: model.model,
         cwd: run.cwd,
-        proxied: false,
+        proxied: proxy !== undefined,
       })
       await active.setStatus('running')
       await conversations.update(input.conversationId, { status: 'running' })
@@ -174,6 +181,9 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
         reason: appError.hint ? `${appError.message} (${appError.hint})` : appError.message,
       }
     }
+    // A proxied run's totals are what the proxy metered; its token ends with the run.
+    const metered = await options.modelProxy?.closeRun(userId, run.id).catch(() => undefined)
+    if (metered) end.usage = metered
     await conversations.update(input.conversationId, {
       status: end.status === 'awaiting_confirmation' ? 'awaiting_confirmation' : 'idle',
     })

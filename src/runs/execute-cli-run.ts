@@ -19,6 +19,7 @@ import type {
 import { shipWorkspace, syncBack, type ShippedWorkspace } from '../workspaces/ssh/workspace-sync.js'
 import { currentBranch } from '../workspaces/git.js'
 import type { SshConnection } from '../workspaces/ssh/ssh-connection.js'
+import type { CliModelRoute, CliRouteHooks } from './model-proxy.js'
 import { createRemoteLaunch, type RemoteLaunch } from './remote-launch.js'
 import type { ActiveRun, RunEnd } from './run-service.js'
 
@@ -40,6 +41,8 @@ export interface CliRunRequest {
   timeoutSeconds?: number
   /** An SSH target: the workspace is shipped there, the CLI runs there, the changes come back. */
   target?: SshConnection | undefined
+  /** The model route (the proxy's); without it the CLI gets `endpoint` directly. */
+  route?: CliRouteHooks | undefined
 }
 
 /** Variables of Hangar itself that an agent process must never inherit. */
@@ -47,9 +50,11 @@ const HANGAR_PRIVATE_ENV = ['HANGAR_SECRET_KEYS', 'HANGAR_DATABASE_URL', 'HANGAR
 
 function agentEnvironment(
   env: Readonly<Record<string, string | undefined>>,
+  hidden: readonly string[],
 ): Record<string, string | undefined> {
   const copy: Record<string, string | undefined> = { ...env }
   for (const name of HANGAR_PRIVATE_ENV) delete copy[name]
+  for (const name of hidden) delete copy[name]
   return copy
 }
 
@@ -84,7 +89,10 @@ export async function executeCliRun(
       request.prompt,
       active.run.id,
     )
-    const env = agentEnvironment(request.env)
+    const route: CliModelRoute = request.route
+      ? await request.route.open(active.run.id)
+      : { endpoint: request.endpoint, proxied: false, hideEnv: [] }
+    const env = agentEnvironment(request.env, route.hideEnv)
     let remote: { launch: RemoteLaunch; shipped: ShippedWorkspace } | undefined
     if (request.target) {
       let shipped: ShippedWorkspace
@@ -110,8 +118,8 @@ export async function executeCliRun(
     const input: LaunchInput = {
       prompt: skills.prompt,
       cwd,
-      model: request.model ?? request.endpoint?.model,
-      endpoint: request.endpoint,
+      model: request.model ?? route.endpoint?.model,
+      endpoint: route.endpoint,
       resumeSessionId: request.resumeSessionId,
       runDir: remote?.launch.runDir ?? runDir,
       home,
@@ -127,13 +135,17 @@ export async function executeCliRun(
       adapter: adapter.id,
       ...(input.model && { model: input.model }),
       cwd: remote?.launch.display ?? request.cwd,
-      proxied: false,
+      proxied: route.proxied,
       ...(skills.strategy !== 'none' && {
         skills: { strategy: skills.strategy, names: (request.skills ?? []).map((skill) => skill.name) },
       }),
     })
     const localPlan = adapter.buildLaunch(input)
-    const plan = remote ? await remote.launch.prepare(localPlan, env) : localPlan
+    const forward =
+      remote && route.proxyOrigin
+        ? { from: route.proxyOrigin, remotePort: 20_000 + Math.floor(Math.random() * 40_000) }
+        : undefined
+    const plan = remote ? await remote.launch.prepare(localPlan, env, forward) : localPlan
     const parser = adapter.createParser({ cwd })
 
     let processHandle
@@ -170,10 +182,15 @@ export async function executeCliRun(
     // cancel() marks the exit: the abort is what says the user cancelled.
     const cancelled = exit.cancelled || options.signal?.aborted === true
     const agentEnd = decideEnd(active, adapter, outcome, { ...exit, cancelled }, processHandle.stderrTail())
+    // A proxied run's totals are what the proxy metered, not what the CLI says of itself.
+    const metered = await request.route?.close(active.run.id)
+    if (metered) agentEnd.usage = metered
     if (!remote) return agentEnd
     await remote.launch.cleanup().catch(() => {})
     return await finalizeRemote(active, request.target!, remote.shipped, agentEnd)
   } finally {
+    // Revokes the run's proxy token on every way out (a second close is harmless).
+    await request.route?.close(active.run.id).catch(() => {})
     await skills?.cleanup().catch(() => {})
     await rm(runDir, { recursive: true, force: true }).catch(() => {})
   }

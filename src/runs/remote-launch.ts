@@ -88,11 +88,37 @@ export interface RemoteLaunch {
   home: string
   /** `user@host:dir`, for run-start. */
   display: string
-  /** Uploads the plan's files and environment; returns the plan that runs it through ssh. */
-  prepare(plan: LaunchPlan, baseEnv: Readonly<Record<string, string | undefined>>): Promise<LaunchPlan>
+  /**
+   * Uploads the plan's files and environment; returns the plan that runs it through ssh. With `forward`,
+   * the agent's session carries a reverse tunnel to the proxy: every mention of `forward.from` (the
+   * proxy's local origin) in the plan becomes the tunnel's end on the host.
+   */
+  prepare(
+    plan: LaunchPlan,
+    baseEnv: Readonly<Record<string, string | undefined>>,
+    forward?: ProxyForward,
+  ): Promise<LaunchPlan>
   /** Signals the CLI's process group on the host (TERM, then KILL after the grace). */
   cancel(graceMs: number): Promise<void>
   cleanup(): Promise<void>
+}
+
+/** The proxy's local origin (`http://127.0.0.1:7456`) and the host's loopback port that reaches it. */
+export interface ProxyForward {
+  from: string
+  remotePort: number
+}
+
+function forwarded(plan: LaunchPlan, forward: ProxyForward): LaunchPlan {
+  const to = `http://127.0.0.1:${forward.remotePort}`
+  const swap = (text: string) => text.split(forward.from).join(to)
+  return {
+    ...plan,
+    args: plan.args.map(swap),
+    env: Object.fromEntries(Object.entries(plan.env).map(([name, value]) => [name, swap(value)])),
+    stdin: plan.stdin,
+    files: plan.files.map((file) => ({ ...file, content: swap(file.content) })),
+  }
 }
 
 function envFile(variables: Record<string, string>): string {
@@ -117,7 +143,8 @@ export function createRemoteLaunch(
     home,
     display: `${connection.target.ssh}:${workspace.remoteDir}`,
 
-    async prepare(plan, baseEnv) {
+    async prepare(original, baseEnv, forward) {
+      const plan = forward ? forwarded(original, forward) : original
       const staging = await mkdtemp(path.join(os.tmpdir(), 'hangar-launch-'))
       try {
         // The plan's files, at their places under the host's run dir, staged here by the supervisor's writer.
@@ -140,8 +167,21 @@ export function createRemoteLaunch(
       } finally {
         await rm(staging, { recursive: true, force: true })
       }
+      const target = forward && new URL(forward.from)
       const { command, args } = connection.argv(
-        { multiplex: false },
+        {
+          multiplex: false,
+          // The tunnel lives exactly as long as the agent's session; a port taken on the host fails the
+          // launch instead of leaving the agent without its model.
+          extraOptions: target
+            ? [
+                '-o',
+                'ExitOnForwardFailure=yes',
+                '-R',
+                `127.0.0.1:${forward.remotePort}:${target.hostname}:${target.port || 80}`,
+              ]
+            : [],
+        },
         remoteShell(WRAPPER, [
           runDir,
           workspace.remoteDir,

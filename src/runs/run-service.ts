@@ -55,6 +55,8 @@ export function createRunService(options: {
 }) {
   const { store, redactor, owner } = options
   const clock = options.clock ?? systemClock
+  // Runs executed by this process, so other parts of it (the proxy's usage) can add events to them.
+  const active = new Map<string, ActiveRun>()
 
   function activate(userId: string, run: Run, onDelivered?: (envelopes: EventEnvelope[]) => void): ActiveRun {
     const runs = store.forUser(userId).runs
@@ -68,7 +70,7 @@ export function createRunService(options: {
         onDelivered?.(envelopes)
       },
     })
-    return {
+    const handle: ActiveRun = {
       run,
       writer,
       emit: (event) => writer.write(event),
@@ -79,6 +81,7 @@ export function createRunService(options: {
         await runs.update(run.id, { agentPgid: pid })
       },
       async end(end) {
+        active.delete(run.id)
         writer.write({
           type: 'run-end',
           status: end.status,
@@ -103,10 +106,18 @@ export function createRunService(options: {
         }))!
       },
     }
+    active.set(run.id, handle)
+    return handle
   }
 
   return {
     owner,
+    /** Adds an event to a run this process is executing; false when it is not (or no longer) running here. */
+    emitTo(runId: string, event: AgentEvent): boolean {
+      const handle = active.get(runId)
+      handle?.emit(event)
+      return handle !== undefined
+    },
     /** A run waiting for the scheduler. */
     async enqueue(userId: string, input: NewRun): Promise<Run> {
       return store.forUser(userId).runs.create({ ...input, status: 'queued' })

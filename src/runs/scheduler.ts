@@ -11,6 +11,7 @@ import { loadSkill } from '../adapters/skills.js'
 import { processAlive, reapProcessGroup, type Supervisor } from '../adapters/supervisor.js'
 import type { HangarConfig } from '../core/config.js'
 import { AppError } from '../core/errors.js'
+import type { ModelProxy } from './model-proxy.js'
 import type { Logger } from '../core/logger.js'
 import type { Run } from '../store/repositories/runs-repository.js'
 import type { Store } from '../store/store.js'
@@ -33,6 +34,8 @@ export interface SchedulerOptions {
   projectDir: string
   /** Connections to the SSH targets of hangar.yaml. */
   targets: SshTargets
+  /** The LLM proxy: each run's model endpoint and metering. */
+  modelProxy: ModelProxy
   log: Logger
 }
 
@@ -85,6 +88,7 @@ export function createScheduler(options: SchedulerOptions) {
       }
       if (run.conversationId) await conversations.update(run.conversationId, { status: 'running' })
       const endpoint = endpointForAdapter(agent.adapter, options.env, options.config.providers)
+      const target = options.targets.forProfile(agent.profile?.target)
       const skills = await Promise.all(
         (agent.profile?.skills ?? []).map((directory) =>
           loadSkill(path.resolve(options.projectDir, directory)),
@@ -107,7 +111,15 @@ export function createScheduler(options: SchedulerOptions) {
           skills,
           isolateHome: agent.profile?.isolateHome ?? false,
           env: options.env,
-          target: options.targets.forProfile(agent.profile?.target),
+          target,
+          route: options.modelProxy.forCliRun({
+            userId,
+            agent: agent.name,
+            profile: agent.profile,
+            adapter: agent.adapter,
+            direct: endpoint,
+            remote: target !== undefined,
+          }),
         },
         { supervisor: options.supervisor, signal, runFilesRoot: path.join(options.dataDir, 'runs') },
       )

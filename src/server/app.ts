@@ -18,6 +18,7 @@ import type { AuthService } from '../store/auth-service.js'
 import type { CredentialsService } from '../store/credentials-service.js'
 import type { Store } from '../store/store.js'
 import type { RunFinalizer } from '../runs/finalize-run.js'
+import type { ModelProxy } from '../runs/model-proxy.js'
 import type { WorkspaceService } from '../workspaces/workspace-service.js'
 import { type AppVariables, createAuthMiddleware } from './auth-middleware.js'
 import { createErrorHandler, statusOf, toErrorEnvelope } from './error-envelope.js'
@@ -56,6 +57,8 @@ export interface RuntimeServices {
   adapters: AdapterRegistry
   config: HangarConfig
   projectDir: string
+  /** The LLM proxy: feed manifests and their fetch state. */
+  modelProxy: Pick<ModelProxy, 'manifestFor' | 'fetcher'>
 }
 
 export interface ServerDeps {

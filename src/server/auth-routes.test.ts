@@ -23,6 +23,7 @@ const TOKEN_RECORD_KEYS = [
   'name',
   'profile',
   'revokedAt',
+  'runId',
   'scopes',
   'userId',
 ].sort()

@@ -1,7 +1,8 @@
 // Starting the HTTP listener. Auth is always on, so any address may be bound; a non-loopback one is
 // reachable from the network and gets a warning (it must be asked for explicitly with --host).
 import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { getRequestListener } from '@hono/node-server'
 import type { Hono } from 'hono'
 import { AppError } from '../core/errors.js'
 
@@ -32,27 +33,46 @@ export interface RunningServer {
   close(): Promise<void>
 }
 
+/** Handles `/proxy/…` itself (the LLM proxy streams raw bytes); everything else goes to the app. */
+export type RawRequestHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>
+
 export function listen(
-  app: { fetch: Hono['fetch'] },
-  options: { host: string; port: number },
+  app: { fetch: Hono['fetch'] } | undefined,
+  options: { host: string; port: number; proxy?: RawRequestHandler },
 ): Promise<RunningServer> {
+  const appListener = app && getRequestListener(app.fetch)
+  const proxy = options.proxy
+  const server = createServer((req, res) => {
+    if (proxy && req.url?.startsWith('/proxy/')) void proxy(req, res)
+    else if (appListener) void appListener(req, res)
+    else {
+      res.writeHead(404, { 'content-type': 'application/json' })
+      res.end(
+        JSON.stringify({
+          error: {
+            code: 'not_found',
+            message: `no route ${req.method} ${req.url?.split('?')[0]}`,
+            retryable: false,
+          },
+        }),
+      )
+    }
+  })
   return new Promise((resolve, reject) => {
-    const server = serve(
-      { fetch: app.fetch, hostname: options.host, port: options.port },
-      (info: AddressInfo) => {
-        const host = info.family === 'IPv6' ? `[${info.address}]` : info.address
-        resolve({
-          url: `http://${host}:${info.port}`,
-          port: info.port,
-          close: () =>
-            new Promise<void>((done) => {
-              server.close(() => done())
-              // Keep-alive and SSE connections would hold close() open forever.
-              if ('closeAllConnections' in server) server.closeAllConnections()
-            }),
-        })
-      },
-    )
+    server.listen(options.port, options.host, () => {
+      const info = server.address() as AddressInfo
+      const host = info.family === 'IPv6' ? `[${info.address}]` : info.address
+      resolve({
+        url: `http://${host}:${info.port}`,
+        port: info.port,
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done())
+            // Keep-alive and SSE connections would hold close() open forever.
+            server.closeAllConnections()
+          }),
+      })
+    })
     server.once('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EADDRINUSE') {
         reject(

@@ -126,6 +126,12 @@ const OPERATIONS: Operation[] = [
     summary: 'Server-sent events of a run (id: <seq>; Last-Event-ID replays)',
     stream: true,
   },
+  {
+    method: 'get',
+    path: '/api/runs/{id}/requests',
+    summary:
+      "The run's request log: each model request through the proxy, with usage, cost and the feeds it carried",
+  },
   { method: 'post', path: '/api/runs/{id}/cancel', summary: 'Cancel a queued or running run' },
   {
     method: 'post',
@@ -216,6 +222,11 @@ const OPERATIONS: Operation[] = [
   { method: 'get', path: '/api/profiles/{name}', summary: 'One profile' },
   { method: 'put', path: '/api/profiles/{name}', summary: 'Create or replace a profile of the caller' },
   { method: 'delete', path: '/api/profiles/{name}', summary: 'Delete a profile of the caller' },
+  {
+    method: 'get',
+    path: '/api/profiles/{name}/feeds',
+    summary: "A profile's resolved feed manifest (declaration order) with each feed's last fetch state",
+  },
   {
     method: 'get',
     path: '/api/workspaces',

@@ -144,7 +144,7 @@ describe('hangar run with real CLIs', () => {
       type: 'run-start',
       agent: 'claude-code',
       adapter: 'claude-code',
-      proxied: false,
+      proxied: true,
     })
     const end = envelopes.at(-1)!
     expect(end).toMatchObject({ type: 'run-end', status: 'succeeded', sessionId: expect.any(String) })

@@ -84,8 +84,19 @@ export function registerProfileRoutes(
     return context.body(null, 204)
   })
 
-  app.get('/api/profiles/:name/feeds', () => {
-    throw new AppError('not_implemented', 'feeds arrive with the proxy milestone')
+  // The resolved manifest (names derived, {agent} substituted, declaration order) with each feed's last
+  // fetch state in this daemon. Service credentials are resolved at fetch time, so none appear here.
+  app.get('/api/profiles/:name/feeds', async (context) => {
+    const name = context.req.param('name')
+    if (!fromConfig(name) && !isAdapterId(name)) {
+      const stored = await store.forUser(context.get('principal').user.id).profiles.get(name)
+      if (!stored) throw new AppError('not_found', `no profile "${name}"`)
+    }
+    const feeds = runtime.modelProxy.manifestFor(name).map((feed) => ({
+      ...feed,
+      state: runtime.modelProxy.fetcher.state(name, feed),
+    }))
+    return context.json({ profile: name, feeds })
   })
   for (const route of ['/api/usage', '/api/nodes']) {
     app.get(route, () => {

@@ -40,6 +40,14 @@ export function registerRunRoutes(app: Hono<{ Variables: AppVariables }>, deps: 
     return context.json(run)
   })
 
+  // The run's request log: each model request that went through the proxy, with the feeds it carried.
+  app.get('/api/runs/:id/requests', async (context) => {
+    const scope = store.forUser(context.get('principal').user.id)
+    const id = context.req.param('id')
+    if (!(await scope.runs.get(id))) throw new AppError('not_found', `no run ${id}`)
+    return context.json(await scope.proxyRequests.listForRun(id))
+  })
+
   app.post('/api/runs/:id/cancel', async (context) => {
     return context.json(
       await runtime.scheduler.cancel(context.get('principal').user.id, context.req.param('id')),

@@ -122,9 +122,15 @@ export function createSshConnection(
   return {
     target,
     /** The argv that runs `remoteCommand` on the target (for the supervisor). */
-    argv(how: { multiplex: boolean }, remoteCommand: string): { command: string; args: string[] } {
+    argv(
+      how: { multiplex: boolean; extraOptions?: readonly string[] },
+      remoteCommand: string,
+    ): { command: string; args: string[] } {
       const chosen = how.multiplex ? options : [...leading, ...standalone, ...common]
-      return { command: command!, args: [...chosen, '--', destination, remoteCommand] }
+      return {
+        command: command!,
+        args: [...chosen, ...(how.extraOptions ?? []), '--', destination, remoteCommand],
+      }
     },
 
     /**

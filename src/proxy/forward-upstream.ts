@@ -1,0 +1,199 @@
+// Sends one proxied request upstream and passes the response back as it arrives: status and headers
+// first, then every chunk the moment it comes (with backpressure), bytes unchanged — a gzip body stays
+// gzip with its header. Usage is read from a decoded copy on the side. When the client goes away the
+// upstream request is destroyed, so the provider stops generating (and billing).
+import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
+import https from 'node:https'
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib'
+import type { Transform } from 'node:stream'
+import type { ProxyFamily } from './families.js'
+import { createUsageChunkFilter } from './openai-usage-opt-in.js'
+import type { UrlFamily } from './proxy-errors.js'
+import { createUsageMeter, type MeteredUsage } from './usage-meter.js'
+
+export interface Upstream {
+  /** The family's base URL (openai with `/v1`, anthropic and gemini without a version). */
+  baseUrl: string
+  /** A key Hangar holds for this user: it replaces whatever auth the client sent. */
+  apiKey?: string
+}
+
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+])
+
+const AUTH_HEADERS = ['authorization', 'x-api-key', 'x-goog-api-key']
+
+/**
+ * What an agent is given instead of a real key (a client library may insist on one). It is Hangar's own
+ * placeholder: the real key replaces it, and with no key (a keyless local endpoint) it is dropped.
+ */
+export const STAND_IN_KEY = 'hangar-proxy-holds-the-key'
+
+const agents = {
+  http: new http.Agent({ keepAlive: true, maxSockets: 256 }),
+  https: new https.Agent({ keepAlive: true, maxSockets: 256 }),
+}
+
+/**
+ * The upstream URL of a proxied path. Clients of the `openai` family are given `<proxy>/openai/v1`, so
+ * their paths start with `/v1`, while OpenAI-style bases carry their own version (`…/v1`,
+ * `…/api/v1`, `…/v1beta/openai`): that `/v1` is replaced by the base. Other families append the path,
+ * without doubling a version the base already ends with.
+ */
+export function upstreamUrl(urlFamily: UrlFamily, baseUrl: string, path: string, query: string): URL {
+  const base = baseUrl.replace(/\/+$/, '')
+  let rest = path
+  if (urlFamily === 'openai') rest = path.replace(/^\/v1(?=\/|$)/, '')
+  else {
+    const version = /\/v\d+[a-z0-9]*$/.exec(base)?.[0]
+    if (version && (path === version || path.startsWith(`${version}/`))) rest = path.slice(version.length)
+  }
+  return new URL(`${base}${rest}${query}`)
+}
+
+function withKey(urlFamily: UrlFamily, headers: Record<string, string | string[]>, key: string): void {
+  for (const name of AUTH_HEADERS) delete headers[name]
+  if (urlFamily === 'anthropic') headers['x-api-key'] = key
+  else if (urlFamily === 'gemini') headers['x-goog-api-key'] = key
+  else headers.authorization = `Bearer ${key}`
+}
+
+function decoderFor(encoding: string | undefined): Transform | undefined {
+  switch (encoding?.trim().toLowerCase()) {
+    case 'gzip':
+    case 'x-gzip':
+      return createGunzip()
+    case 'deflate':
+      return createInflate()
+    case 'br':
+      return createBrotliDecompress()
+    default:
+      return undefined
+  }
+}
+
+export interface ForwardInput {
+  upstream: Upstream
+  urlFamily: UrlFamily
+  family: ProxyFamily
+  method: string
+  path: string
+  query: string
+  headers: IncomingHttpHeaders
+  body: Buffer
+  stream: boolean
+  model: string | undefined
+  /** Drop the usage-only chunk we asked for on an OpenAI stream the client did not ask usage on. */
+  hideUsageChunk: boolean
+  req: IncomingMessage
+  res: ServerResponse
+}
+
+export interface ForwardResult {
+  status: number
+  usage: MeteredUsage | undefined
+  /** Why the upstream could not be reached (nothing was sent to the client then). */
+  unreachable?: string
+  aborted: boolean
+}
+
+export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
+  const { res } = input
+  const target = upstreamUrl(input.urlFamily, input.upstream.baseUrl, input.path, input.query)
+  const headers: Record<string, string | string[]> = {}
+  for (const [name, value] of Object.entries(input.headers))
+    if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value
+  if (input.upstream.apiKey !== undefined) {
+    withKey(input.urlFamily, headers, input.upstream.apiKey)
+    if (target.searchParams.has('key')) target.searchParams.set('key', input.upstream.apiKey)
+  } else {
+    for (const name of AUTH_HEADERS)
+      if (String(headers[name] ?? '').includes(STAND_IN_KEY)) delete headers[name]
+  }
+  // The usage filter works on the bytes as they are: ask for them unencoded.
+  if (input.hideUsageChunk) headers['accept-encoding'] = 'identity'
+  if (input.body.length > 0 || input.method === 'POST' || input.method === 'PUT')
+    headers['content-length'] = String(input.body.length)
+
+  return new Promise((resolve) => {
+    let settled = false
+    let aborted = false
+    const done = (result: Omit<ForwardResult, 'aborted'>) => {
+      if (settled) return
+      settled = true
+      resolve({ ...result, aborted })
+    }
+    const client = target.protocol === 'https:' ? https : http
+    const upstreamRequest = client.request(target, {
+      method: input.method,
+      headers,
+      agent: target.protocol === 'https:' ? agents.https : agents.http,
+    })
+    res.once('close', () => {
+      if (!res.writableFinished) {
+        aborted = true
+        upstreamRequest.destroy()
+      }
+    })
+    upstreamRequest.once('error', (error: NodeJS.ErrnoException) => {
+      if (aborted) return done({ status: 499, usage: undefined })
+      if (res.headersSent) {
+        res.destroy()
+        return done({ status: 502, usage: undefined })
+      }
+      done({ status: 502, usage: undefined, unreachable: error.code ?? error.message })
+    })
+    upstreamRequest.once('response', (upstreamResponse) => {
+      const status = upstreamResponse.statusCode ?? 502
+      const filter = input.hideUsageChunk && status < 300 ? createUsageChunkFilter() : undefined
+      const responseHeaders: Record<string, string | string[]> = {}
+      for (const [name, value] of Object.entries(upstreamResponse.headers))
+        if (value !== undefined && (!HOP_BY_HOP.has(name) || (name === 'content-length' && !filter)))
+          responseHeaders[name] = value
+      res.writeHead(status, upstreamResponse.statusMessage, responseHeaders)
+      res.flushHeaders()
+
+      const meter = status < 300 ? createUsageMeter(input.family, input.stream, input.model) : undefined
+      const decoder = meter && decoderFor(upstreamResponse.headers['content-encoding'])
+      decoder?.on('data', (chunk: Buffer) => meter!.push(chunk))
+      decoder?.on('error', () => {})
+      const decoded = decoder
+        ? new Promise<void>((ok) => decoder.once('end', ok).once('error', ok))
+        : undefined
+
+      upstreamResponse.on('data', (chunk: Buffer) => {
+        if (decoder) decoder.write(chunk)
+        else meter?.push(chunk)
+        const out = filter ? filter.push(chunk) : chunk
+        if (out.length > 0 && !res.write(out)) {
+          upstreamResponse.pause()
+          res.once('drain', () => upstreamResponse.resume())
+        }
+      })
+      upstreamResponse.once('end', () => {
+        const tail = filter?.end()
+        if (tail && tail.length > 0) res.write(tail)
+        res.end()
+        decoder?.end()
+        void (decoded ?? Promise.resolve()).then(() => done({ status, usage: meter?.result() }))
+      })
+      upstreamResponse.once('error', () => {
+        res.destroy()
+        done({ status, usage: meter?.result() })
+      })
+      upstreamResponse.once('aborted', () => res.destroy())
+    })
+    upstreamRequest.end(input.body)
+  })
+}

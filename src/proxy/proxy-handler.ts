@@ -1,0 +1,285 @@
+// The LLM proxy: `/proxy/<token>/<family>/<path>` → the family's upstream + <path>. It is a plain Node
+// request handler (not a framework route) so the body is read once, the response is passed through chunk
+// by chunk with backpressure, and nothing is buffered or re-encoded on the way back. Feeds are spliced
+// into the raw request body (lossless); usage is read from a decoded copy of the response.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib'
+import type { Logger } from '../core/logger.js'
+import type { FeedCaps, FeedFetcher, InjectedFeedSummary, ResolvedFeed } from '../feeds/index.js'
+import { formatFeedBlocks } from '../feeds/index.js'
+import { familyOfPath, type ProxyFamily } from './families.js'
+import { forwardUpstream, type Upstream } from './forward-upstream.js'
+import { injectFeeds } from './inject-feeds.js'
+import { requestStreamUsage } from './openai-usage-opt-in.js'
+import { proxyErrorBody, type ProxyErrorKind, type UrlFamily } from './proxy-errors.js'
+import type { MeteredUsage } from './usage-meter.js'
+
+export interface ProxySession {
+  tokenId: string
+  userId: string
+  runId: string | null
+  /** The agent profile (or adapter id) the token was minted for. */
+  profile: string
+}
+
+/** What one proxied request did, for the request log, the run's `usage` event and the budget. */
+export interface ProxiedRequest {
+  family: ProxyFamily
+  method: string
+  /** The path after the family, without the token. */
+  path: string
+  model: string | undefined
+  stream: boolean
+  status: number
+  feeds: InjectedFeedSummary[]
+  usage: MeteredUsage | undefined
+  error: string | undefined
+  startedAt: Date
+  durationMs: number
+}
+
+export interface ProxyDeps {
+  authenticate(token: string): Promise<ProxySession | undefined>
+  upstreamFor(session: ProxySession, family: UrlFamily): Promise<Upstream>
+  feedsFor(session: ProxySession): { feeds: readonly ResolvedFeed[]; project: string }
+  fetcher: FeedFetcher
+  caps: FeedCaps
+  openaiPlacement: 'system' | 'user'
+  bodyLimitBytes: number
+  /** A message when the session's profile has spent its budget (no upstream call is made then). */
+  budgetExceeded(session: ProxySession): Promise<string | undefined>
+  /** Stores the request; never throws (failures are logged by the implementation). */
+  record(session: ProxySession, request: ProxiedRequest): Promise<void>
+  log: Logger
+}
+
+const URL_FAMILIES = new Set<string>(['anthropic', 'openai', 'gemini'])
+const PREFIX = '/proxy/'
+
+export function isProxyPath(url: string | undefined): boolean {
+  return url !== undefined && url.startsWith(PREFIX)
+}
+
+function sendError(
+  res: ServerResponse,
+  family: UrlFamily | undefined,
+  kind: ProxyErrorKind,
+  message: string,
+) {
+  const { status, body } = proxyErrorBody(family, kind, message)
+  if (res.headersSent) {
+    res.destroy()
+    return status
+  }
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+  res.end(body)
+  return status
+}
+
+class BodyTooLarge extends Error {}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'])
+    if (declared > limit) return reject(new BodyTooLarge())
+    const chunks: Buffer[] = []
+    let size = 0
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length
+      if (size > limit) {
+        req.removeAllListeners('data')
+        req.resume()
+        reject(new BodyTooLarge())
+      } else chunks.push(chunk)
+    })
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)))
+    req.once('error', reject)
+  })
+}
+
+/** The request body as text when we can read (and so rewrite) it; undefined for an encoding we don't know. */
+function decodeRequestBody(body: Buffer, encoding: string | undefined, limit: number): Buffer | undefined {
+  const options = { maxOutputLength: limit }
+  switch ((encoding ?? 'identity').trim().toLowerCase()) {
+    case 'identity':
+    case '':
+      return body
+    case 'gzip':
+    case 'x-gzip':
+      return gunzipSync(body, options)
+    case 'deflate':
+      return inflateSync(body, options)
+    case 'br':
+      return brotliDecompressSync(body, options)
+    default:
+      return undefined
+  }
+}
+
+function modelOf(family: ProxyFamily, parsed: unknown, path: string): string | undefined {
+  if (family === 'gemini') return /\/models\/([^/:]+):/.exec(path)?.[1]
+  const model = (parsed as { model?: unknown }).model
+  return typeof model === 'string' ? model : undefined
+}
+
+export function createProxyHandler(deps: ProxyDeps) {
+  const log = deps.log.child({ component: 'proxy' })
+
+  return async function handleProxy(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const startedAt = new Date()
+    const url = req.url ?? '/'
+    const query = url.includes('?') ? url.slice(url.indexOf('?')) : ''
+    const segments = url.slice(PREFIX.length, url.length - query.length).split('/')
+    const [token = '', urlFamilyName = ''] = segments
+    const urlFamily = URL_FAMILIES.has(urlFamilyName) ? (urlFamilyName as UrlFamily) : undefined
+    const rest = `/${segments.slice(2).join('/')}`
+    if (!urlFamily) {
+      sendError(
+        res,
+        undefined,
+        'not_found',
+        `unknown model family "${urlFamilyName}": expected anthropic, openai or gemini`,
+      )
+      return
+    }
+    const session = await deps.authenticate(token).catch((error: unknown) => {
+      log.error('proxy token lookup failed', { error })
+      return undefined
+    })
+    if (!session) {
+      sendError(
+        res,
+        urlFamily,
+        'unauthorized',
+        'the Hangar proxy token in this URL is unknown, expired or revoked',
+      )
+      return
+    }
+    const route = familyOfPath(urlFamily, rest)
+    const method = req.method ?? 'GET'
+    const outcome: ProxiedRequest = {
+      family: route.family,
+      method,
+      path: rest,
+      model: undefined,
+      stream: route.stream ?? false,
+      status: 0,
+      feeds: [],
+      usage: undefined,
+      error: undefined,
+      startedAt,
+      durationMs: 0,
+    }
+    const finish = async (status: number, error?: string) => {
+      outcome.status = status
+      outcome.error = error
+      outcome.durationMs = Date.now() - startedAt.getTime()
+      await deps.record(session, outcome)
+    }
+
+    let body: Buffer
+    try {
+      body = await readBody(req, deps.bodyLimitBytes)
+    } catch (error) {
+      if (error instanceof BodyTooLarge) {
+        const limitMb = Math.round(deps.bodyLimitBytes / (1024 * 1024))
+        const message = `the request body is larger than the proxy's limit of ${limitMb} MB (proxy.bodyLimitMb in hangar.yaml)`
+        await finish(sendError(res, urlFamily, 'payload_too_large', message), 'body too large')
+      } else res.destroy()
+      return
+    }
+
+    const headers = { ...req.headers }
+    const rewrite = route.injectable && method === 'POST' && body.length > 0
+    let text: string | undefined
+    if (rewrite) {
+      let decoded: Buffer | undefined
+      try {
+        decoded = decodeRequestBody(body, headers['content-encoding'], deps.bodyLimitBytes)
+      } catch {
+        await finish(sendError(res, urlFamily, 'invalid_json', 'the request body could not be decompressed'))
+        return
+      }
+      if (decoded) {
+        text = decoded.toString('utf8')
+        // Decoded bytes are what goes upstream now: the header must say so.
+        delete headers['content-encoding']
+      }
+    }
+    if (text !== undefined) {
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(text)
+      } catch (error) {
+        const message = `the request body is not valid JSON: ${(error as Error).message}`
+        await finish(sendError(res, urlFamily, 'invalid_json', message), 'invalid JSON')
+        return
+      }
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+        await finish(sendError(res, urlFamily, 'invalid_json', 'the request body must be a JSON object'))
+        return
+      }
+      outcome.model = modelOf(route.family, parsed, rest)
+      if (route.family !== 'gemini') outcome.stream = (parsed as { stream?: unknown }).stream === true
+      const overBudget = await deps.budgetExceeded(session)
+      if (overBudget) {
+        await finish(sendError(res, urlFamily, 'budget_exceeded', overBudget), overBudget)
+        return
+      }
+      const { feeds, project } = deps.feedsFor(session)
+      if (feeds.length > 0) {
+        const results = await deps.fetcher.collect(feeds, {
+          agent: session.profile,
+          project,
+          ...(session.runId && { runId: session.runId }),
+        })
+        const blocks = formatFeedBlocks(results, deps.caps)
+        outcome.feeds = blocks.feeds
+        text = injectFeeds(route.family, text, parsed, blocks.text, { openaiPlacement: deps.openaiPlacement })
+      }
+      let hideUsageChunk = false
+      if (route.family === 'openai-chat' && outcome.stream) {
+        const optIn = requestStreamUsage(text, parsed)
+        text = optIn.raw
+        hideUsageChunk = optIn.added
+      }
+      body = Buffer.from(text, 'utf8')
+      await forward(body, hideUsageChunk)
+      return
+    }
+    await forward(body, false)
+
+    async function forward(payload: Buffer, hideUsageChunk: boolean): Promise<void> {
+      let upstream: Upstream
+      try {
+        upstream = await deps.upstreamFor(session!, urlFamily!)
+      } catch (error) {
+        const message = (error as Error).message
+        await finish(sendError(res, urlFamily, 'upstream_unreachable', message), message)
+        return
+      }
+      const result = await forwardUpstream({
+        upstream,
+        urlFamily: urlFamily!,
+        family: route.family,
+        method,
+        path: rest,
+        query,
+        headers,
+        body: payload,
+        stream: outcome.stream,
+        model: outcome.model,
+        hideUsageChunk,
+        req,
+        res,
+      })
+      outcome.usage = result.usage
+      if (result.unreachable) {
+        const message = `the model provider could not be reached: ${result.unreachable}`
+        await finish(sendError(res, urlFamily, 'upstream_unreachable', message), message)
+        return
+      }
+      await finish(result.status, result.aborted ? 'client went away' : undefined)
+    }
+  }
+}

@@ -1,0 +1,317 @@
+// The proxy as the runs see it: a token per run (or per `hangar env`), the endpoint each agent is given,
+// the request log and `usage` events, budgets, and the run's totals at its end. The wire work itself is
+// in src/proxy; this wires it to the store, the vault, hangar.yaml and the running runs.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import path from 'node:path'
+import type { AdapterDef, ModelEndpoint, ModelFamily } from '../adapters/types.js'
+import { type HangarConfig, type ProfileConfig } from '../core/config.js'
+import type { UsageTotals } from '../core/events.js'
+import { newId } from '../core/ids.js'
+import type { Logger } from '../core/logger.js'
+import {
+  createFeedFetcher,
+  type FeedFetcher,
+  resolveFeedManifest,
+  type ResolvedFeed,
+} from '../feeds/index.js'
+import { STAND_IN_KEY } from '../proxy/forward-upstream.js'
+import { costOf } from '../proxy/pricing.js'
+import { createProxyHandler, type ProxiedRequest, type ProxySession } from '../proxy/proxy-handler.js'
+import type { UrlFamily } from '../proxy/proxy-errors.js'
+import type { AuthService, Principal } from '../store/auth-service.js'
+import type { CredentialsService } from '../store/credentials-service.js'
+import type { Store } from '../store/store.js'
+import type { BuiltinProxyRoute } from './builtin-model.js'
+import { createProxyUpstreams } from './proxy-upstreams.js'
+import type { RunService } from './run-service.js'
+
+const RUN_TOKEN_TTL_MS = 7 * 24 * 3600 * 1000
+const SESSION_CACHE_MS = 2_000
+
+/** Provider keys an agent never inherits when its traffic goes through the proxy. */
+const PROVIDER_KEY_ENV = [
+  'ANTHROPIC_API_KEY',
+  'OPENAI_API_KEY',
+  'CODEX_API_KEY',
+  'GEMINI_API_KEY',
+  'GOOGLE_API_KEY',
+  'OPENROUTER_API_KEY',
+  'COPILOT_PROVIDER_API_KEY',
+]
+
+const URL_FAMILY: Record<ModelFamily, UrlFamily> = {
+  anthropic: 'anthropic',
+  'openai-chat': 'openai',
+  'openai-responses': 'openai',
+  gemini: 'gemini',
+}
+
+/** How a CLI run reaches its model. */
+export interface CliModelRoute {
+  endpoint: ModelEndpoint | undefined
+  proxied: boolean
+  /** Environment variables to take away from the agent (keys the proxy holds). */
+  hideEnv: string[]
+  /** The proxy's local origin, which an agent on an SSH target reaches through a reverse tunnel. */
+  proxyOrigin?: string
+}
+
+/** How executeCliRun opens and closes a run's route (the proxy's, or none). */
+export interface CliRouteHooks {
+  open(runId: string): Promise<CliModelRoute>
+  /** Revokes the run's token; the proxy's totals when any request went through it. */
+  close(runId: string): Promise<UsageTotals | undefined>
+}
+
+/** What routing a CLI run needs to know. */
+export interface CliRouteInput {
+  userId: string
+  runId: string
+  /** The profile name (or adapter id): tokens, feeds and budgets are per profile. */
+  agent: string
+  profile: ProfileConfig | null | undefined
+  adapter: Pick<AdapterDef, 'id' | 'endpointFamilies'>
+  /** The endpoint the CLI would get without the proxy (hangar.yaml or the environment). */
+  direct: ModelEndpoint | undefined
+  /** On an SSH target: the agent reaches the proxy through a reverse tunnel. */
+  remote: boolean
+}
+
+const WINDOW_MS: Record<string, number> = { h: 3600_000, d: 86_400_000, w: 7 * 86_400_000 }
+
+function windowMs(window: string): number {
+  const match = /^(\d+)([hdw])$/.exec(window)!
+  return Number(match[1]) * WINDOW_MS[match[2]!]!
+}
+
+export function createModelProxy(options: {
+  store: Store
+  auth: AuthService
+  credentials: CredentialsService
+  runs: RunService
+  config: HangarConfig
+  env: Readonly<Record<string, string | undefined>>
+  projectDir: string
+  log: Logger
+  fetcher?: FeedFetcher
+}) {
+  const { store, auth, config, env, log } = options
+  const upstreams = createProxyUpstreams(options)
+  const project = path.basename(options.projectDir)
+  const fetcher =
+    options.fetcher ??
+    createFeedFetcher({
+      services: config.services,
+      timeoutMs: config.proxy.feedTimeoutMs,
+      credentialFor: (name) => {
+        const variable = config.services[name]?.auth?.bearerEnv
+        return variable ? env[variable] : undefined
+      },
+    })
+  const manifests = new Map<string, ResolvedFeed[]>()
+  const sessions = new Map<string, { session: Promise<ProxySession | undefined>; until: number }>()
+  let baseUrl: string | undefined
+
+  function manifestFor(profile: string): ResolvedFeed[] {
+    let manifest = manifests.get(profile)
+    if (!manifest) {
+      manifest = resolveFeedManifest(profile, config.agents[profile], config.services)
+      manifests.set(profile, manifest)
+    }
+    return manifest
+  }
+
+  function authenticate(token: string): Promise<ProxySession | undefined> {
+    const now = Date.now()
+    const cached = sessions.get(token)
+    if (cached && cached.until > now) return cached.session
+    const session = auth.authenticateProxy(token)
+    sessions.set(token, { session, until: now + SESSION_CACHE_MS })
+    if (sessions.size > 10_000) sessions.delete(sessions.keys().next().value!)
+    return session
+  }
+
+  async function budgetExceeded(session: ProxySession): Promise<string | undefined> {
+    const budget = config.agents[session.profile]?.budget
+    if (!budget) return undefined
+    const since = new Date(Date.now() - windowMs(budget.window)).toISOString()
+    const spent = await store.forUser(session.userId).proxyRequests.spentSince(session.profile, since)
+    if (spent < budget.usd) return undefined
+    const message = `the budget of agent "${session.profile}" is used up: $${spent.toFixed(2)} of $${budget.usd} in the last ${budget.window} (budget in hangar.yaml)`
+    if (session.runId)
+      options.runs.emitTo(session.runId, {
+        type: 'error',
+        code: 'budget_exceeded',
+        message,
+        retryable: false,
+      })
+    return message
+  }
+
+  async function record(session: ProxySession, request: ProxiedRequest): Promise<void> {
+    const usage: UsageTotals = {
+      inputTokens: request.usage?.inputTokens ?? 0,
+      outputTokens: request.usage?.outputTokens ?? 0,
+      cacheReadTokens: request.usage?.cacheReadTokens ?? 0,
+      cacheWriteTokens: request.usage?.cacheWriteTokens ?? 0,
+    }
+    const costUsd = request.usage ? costOf(request.usage) : undefined
+    if (costUsd !== undefined) usage.costUsd = costUsd
+    const model = request.usage?.model ?? request.model
+    try {
+      await store.forUser(session.userId).proxyRequests.record({
+        id: newId('preq'),
+        runId: session.runId,
+        tokenId: session.tokenId,
+        profile: session.profile,
+        family: request.family,
+        method: request.method,
+        path: request.path,
+        model: model ?? null,
+        stream: request.stream,
+        status: request.status,
+        feeds: request.feeds,
+        usage,
+        costUsd: costUsd ?? null,
+        error: request.error ?? null,
+        startedAt: request.startedAt.toISOString(),
+        durationMs: request.durationMs,
+      })
+    } catch (error) {
+      log.error('could not record a proxied request', { error })
+    }
+    if (session.runId && request.usage)
+      options.runs.emitTo(session.runId, {
+        type: 'usage',
+        source: 'proxy',
+        ...(model && { model }),
+        ...usage,
+      })
+    log.info('proxied', {
+      family: request.family,
+      path: request.path,
+      status: request.status,
+      ms: request.durationMs,
+      feeds: request.feeds.length,
+    })
+  }
+
+  const handler = createProxyHandler({
+    authenticate,
+    upstreamFor: (session, family) => upstreams.upstreamFor(session.userId, session.profile, family),
+    feedsFor: (session) => ({ feeds: manifestFor(session.profile), project }),
+    fetcher,
+    caps: { perFeedBytes: config.proxy.feedMaxBytes, totalBytes: config.proxy.feedTotalMaxBytes },
+    openaiPlacement: config.proxy.openaiPlacement,
+    bodyLimitBytes: Math.round(config.proxy.bodyLimitMb * 1024 * 1024),
+    budgetExceeded,
+    record,
+    log,
+  })
+
+  /** `<base>/proxy/<token>/<family>` as each family's clients expect it (openai with `/v1`). */
+  function endpointsFor(token: string): Record<UrlFamily, string> {
+    const root = `${baseUrl}/proxy/${token}`
+    return { anthropic: `${root}/anthropic`, openai: `${root}/openai/v1`, gemini: `${root}/gemini` }
+  }
+
+  async function mintForRun(userId: string, runId: string, profile: string): Promise<string> {
+    const { token } = await auth.createToken('system', userId, {
+      name: `run ${runId}`,
+      kind: 'proxy',
+      profile,
+      runId,
+      expiresInMs: RUN_TOKEN_TTL_MS,
+    })
+    return token
+  }
+
+  /**
+   * The endpoint a CLI run gets: the proxy's URL for the family it will use — the first one Hangar has an
+   * endpoint or key for, else Claude Code's own login — or, opted out or unroutable, the direct one.
+   */
+  async function routeCliRun(input: CliRouteInput): Promise<CliModelRoute> {
+    const unproxied = { endpoint: input.direct, proxied: false, hideEnv: [] }
+    if (baseUrl === undefined || input.profile?.proxy === false) return unproxied
+    let family = input.direct?.family
+    for (const candidate of input.adapter.endpointFamilies) {
+      if (family) break
+      if (await upstreams.configuredFor(input.userId, URL_FAMILY[candidate])) family = candidate
+    }
+    // Claude Code's own login is a bearer token that travels through a base URL as it is.
+    if (!family && input.adapter.id === 'claude-code') family = 'anthropic'
+    if (!family) return unproxied
+    const urlFamily = URL_FAMILY[family]
+    const upstream = await upstreams.upstreamFor(input.userId, input.agent, urlFamily)
+    const token = await mintForRun(input.userId, input.runId, input.agent)
+    const endpoint: ModelEndpoint = { family, baseUrl: endpointsFor(token)[urlFamily] }
+    if (upstream.apiKey !== undefined) endpoint.apiKey = STAND_IN_KEY
+    if (input.direct?.model !== undefined) endpoint.model = input.direct.model
+    const hideEnv = [...PROVIDER_KEY_ENV]
+    for (const provider of Object.values(config.providers))
+      if (provider.apiKeyEnv) hideEnv.push(provider.apiKeyEnv)
+    return { endpoint, proxied: true, hideEnv, ...(input.remote && { proxyOrigin: new URL(baseUrl).origin }) }
+  }
+
+  /** Ends a run's proxy session: its token is revoked; its totals when any request went through the proxy. */
+  async function closeRun(userId: string, runId: string): Promise<UsageTotals | undefined> {
+    const scope = store.forUser(userId)
+    await scope.tokens.revokeForRun(runId)
+    sessions.clear()
+    const { usage, requests } = await scope.proxyRequests.totalsForRun(runId)
+    return requests > 0 ? usage : undefined
+  }
+
+  return {
+    handler: handler as (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+    fetcher,
+    manifestFor,
+    /** Where the proxy is served (the daemon's URL, or `hangar run`'s own listener); unset = no proxy. */
+    setBaseUrl(url: string | undefined) {
+      baseUrl = url?.replace(/\/+$/, '')
+    },
+    get baseUrl() {
+      return baseUrl
+    },
+
+    routeCliRun,
+    closeRun,
+    /** routeCliRun and closeRun for one run, as executeCliRun takes them. */
+    forCliRun(input: Omit<CliRouteInput, 'runId'>): CliRouteHooks {
+      return {
+        open: (runId) => routeCliRun({ ...input, runId }),
+        close: (runId) => closeRun(input.userId, runId),
+      }
+    },
+
+    /** The built-in agent's way in, or undefined when it talks to its provider directly. */
+    async routeBuiltin(
+      userId: string,
+      runId: string,
+      agent: string,
+      profile: ProfileConfig | null,
+    ): Promise<BuiltinProxyRoute | undefined> {
+      if (baseUrl === undefined || profile?.proxy === false) return undefined
+      const endpoints = endpointsFor(await mintForRun(userId, runId, agent))
+      return { baseUrlFor: (family) => endpoints[family], apiKey: STAND_IN_KEY }
+    },
+
+    /** `hangar env`: a proxy token for a profile, not tied to a run, and the endpoints it opens. */
+    async mintForProfile(
+      principal: Principal | 'system',
+      userId: string,
+      profile: string,
+      expiresInMs?: number,
+    ): Promise<{ id: string; token: string; expiresAt: string; endpoints: Record<UrlFamily, string> }> {
+      const { record, token } = await auth.createToken(principal, userId, {
+        name: `env ${profile}`,
+        kind: 'proxy',
+        profile,
+        ...(expiresInMs !== undefined && { expiresInMs }),
+      })
+      return { id: record.id, token, expiresAt: record.expiresAt, endpoints: endpointsFor(token) }
+    },
+  }
+}
+
+export type ModelProxy = ReturnType<typeof createModelProxy>
