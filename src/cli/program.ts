@@ -6,6 +6,7 @@ import { registerActionsCommand } from './commands/actions-command.js'
 import { registerAgentsCommand } from './commands/agents-command.js'
 import { registerDoctorCommand } from './commands/doctor-command.js'
 import { registerLoginCommands } from './commands/login-command.js'
+import { registerProxyCommands } from './commands/proxy-commands.js'
 import { registerRunCommand } from './commands/run-command.js'
 import { registerRunsCommand } from './commands/runs-command.js'
 import { registerSecretsCommand } from './commands/secrets-command.js'
@@ -47,6 +48,7 @@ export function buildProgram(io: CliIo, options: RunOptions = {}): Command {
   registerActionsCommand(program, io, globals, { onShutdown: options.onShutdown ?? (() => {}) })
   registerLoginCommands(program, io, globals)
   registerTokenCommand(program, io, globals)
+  registerProxyCommands(program, io, globals)
   registerSecretsCommand(program, io, globals)
   registerDoctorCommand(program, io, globals)
 

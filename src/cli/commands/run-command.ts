@@ -106,6 +106,7 @@ async function runOnce(
 
   const workspace = await workspaceFor(runtime, io, cwd, previous?.cwd, options)
   const endpoint = endpointForAdapter(agent.adapter, io.env, runtime.config.providers)
+  const target = runtime.targets.forProfile(agent.profile?.target)
   const model = options.model ?? agent.profile?.model ?? endpoint?.model
   const skills = await Promise.all(
     (agent.profile?.skills ?? []).map((directory) => loadSkill(path.resolve(runtime.projectDir, directory))),
@@ -138,7 +139,15 @@ async function runOnce(
       skills,
       isolateHome: agent.profile?.isolateHome ?? false,
       env: io.env,
-      target: runtime.targets.forProfile(agent.profile?.target),
+      target,
+      route: runtime.modelProxy.forCliRun({
+        userId: owner.id,
+        agent: agent.name,
+        profile: agent.profile,
+        adapter: agent.adapter,
+        direct: endpoint,
+        remote: target !== undefined,
+      }),
     },
     {
       supervisor: runtime.supervisor,
@@ -194,11 +203,17 @@ export function registerRunCommand(
       const prompt = await readPrompt(io, words)
       const runtime = await openRuntime(io, globals())
       try {
-        const run = await runOnce(runtime, io, prompt, options, (handler) =>
-          signals.onShutdown(() => handler()),
-        )
-        const code = EXIT_BY_STATUS[run.status] ?? EXIT.failed
-        if (code !== EXIT.ok) throw new ExitWith(code)
+        // The run's model traffic goes through a proxy of its own, served by this process.
+        const proxy = await runtime.serveProxy()
+        try {
+          const run = await runOnce(runtime, io, prompt, options, (handler) =>
+            signals.onShutdown(() => handler()),
+          )
+          const code = EXIT_BY_STATUS[run.status] ?? EXIT.failed
+          if (code !== EXIT.ok) throw new ExitWith(code)
+        } finally {
+          await proxy.close()
+        }
       } finally {
         await runtime.close()
       }

@@ -3,6 +3,8 @@ import type { Command } from 'commander'
 import { processAlive } from '../../adapters/supervisor.js'
 import { AppError } from '../../core/errors.js'
 import { RUN_STATUSES } from '../../core/events.js'
+import type { UsageTotals } from '../../core/events.js'
+import type { ProxyRequestRecord } from '../../store/repositories/proxy-requests-repository.js'
 import type { Run } from '../../store/repositories/runs-repository.js'
 import { type GlobalOptions, resolveDataDir, withRuntime } from '../context.js'
 import { connectDaemon } from '../daemon-client.js'
@@ -13,6 +15,31 @@ function duration(run: Run): string | null {
   const end = run.endedAt ? Date.parse(run.endedAt) : Date.now()
   const seconds = Math.round((end - Date.parse(run.startedAt)) / 1000)
   return seconds < 120 ? `${seconds}s` : `${Math.round(seconds / 60)}m`
+}
+
+function formatUsage(usage: UsageTotals): string {
+  const cache = usage.cacheReadTokens || usage.cacheWriteTokens
+  return [
+    `${usage.inputTokens} in / ${usage.outputTokens} out`,
+    cache ? ` / cache ${usage.cacheReadTokens} read, ${usage.cacheWriteTokens} written` : '',
+    usage.costUsd !== undefined ? ` / $${usage.costUsd.toFixed(4)}` : '',
+  ].join('')
+}
+
+/** One line of the run's request log: what was asked, what it cost, and which feeds went with it. */
+function formatProxyRequest(request: ProxyRequestRecord): string {
+  const feeds = request.feeds.map(
+    (feed) => `${feed.name} (${feed.status}, ${feed.bytes} B${feed.truncated ? ', truncated' : ''})`,
+  )
+  return [
+    request.startedAt.slice(11, 19),
+    `${request.method} ${request.path}`,
+    String(request.status),
+    request.model ?? '-',
+    `${request.durationMs} ms`,
+    formatUsage(request.usage),
+    feeds.length ? `feeds: ${feeds.join(', ')}` : 'no feeds',
+  ].join('  ')
 }
 
 export function registerRunsCommand(program: Command, io: CliIo, globals: () => GlobalOptions): void {
@@ -57,15 +84,19 @@ export function registerRunsCommand(program: Command, io: CliIo, globals: () => 
     .description('one run, with its events (--events)')
     .argument('<id>', 'run id')
     .option('--events', 'print its stored events too')
-    .option('--json', 'print JSON')
+    .option('--json', 'print JSON (with --events and its model requests)')
     .action(async (id: string, options: { events?: boolean; json?: boolean }) => {
-      const { run, events } = await withRuntime(io, globals(), async (runtime) => {
-        const scope = runtime.store.forUser(runtime.owner.id).runs
-        const found = await scope.get(id)
+      const { run, events, requests } = await withRuntime(io, globals(), async (runtime) => {
+        const scope = runtime.store.forUser(runtime.owner.id)
+        const found = await scope.runs.get(id)
         if (!found) throw new AppError('not_found', `no run ${id}`, { hint: 'see hangar runs list' })
-        return { run: found, events: options.events ? await scope.listEvents(id) : [] }
+        return {
+          run: found,
+          events: options.events ? await scope.runs.listEvents(id) : [],
+          requests: await scope.proxyRequests.listForRun(id),
+        }
       })
-      if (options.json) return printJson(io, options.events ? { ...run, events } : run)
+      if (options.json) return printJson(io, { ...run, requests, ...(options.events && { events }) })
       for (const [key, value] of Object.entries({
         id: run.id,
         status: run.status,
@@ -80,10 +111,12 @@ export function registerRunsCommand(program: Command, io: CliIo, globals: () => 
         finalize: run.workspaceFinalize
           ? `${run.workspaceFinalize}${run.finalizeReason ? ` (${run.finalizeReason}; retry: hangar runs finalize ${run.id})` : ''}`
           : null,
-        usage: run.usage ? `${run.usage.inputTokens} in / ${run.usage.outputTokens} out` : null,
+        usage: run.usage ? formatUsage(run.usage) : null,
       })) {
         if (value) io.stdout.write(`${key.padEnd(10)} ${value}\n`)
       }
+      if (requests.length > 0) io.stdout.write(`requests  (${requests.length}, through the proxy)\n`)
+      for (const request of requests) io.stdout.write(`  ${formatProxyRequest(request)}\n`)
       for (const event of events) io.stdout.write(`${JSON.stringify(event)}\n`)
     })
 
