@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { benchProxy, printProxyBench } from './bench-proxy.mjs'
 import { benchWorkspaceSync, formatBytes } from './bench-workspace-sync.mjs'
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
@@ -236,6 +237,9 @@ const sseTwenty = await streamLatency(20)
 // Shipping a large generated repo to a loopback sshd: first run, then one-file changes each way.
 const sync = await benchWorkspaceSync()
 
+// The LLM proxy against a direct call, a minimal pass-through and (when it installs) Portkey.
+const proxy = await benchProxy()
+
 console.log(`hangar bench (node ${process.versions.node}, ${os.cpus().length} cores)`)
 console.log(`hangar up start-up, cold (new data dir):  ${summary(cold, ' ms')}`)
 console.log(`hangar up start-up, warm (existing dir):  ${summary(warm, ' ms')}`)
@@ -273,3 +277,4 @@ for (const [label, result] of [
     `  ${label}: ${formatBytes(result.bytes)} in p50 ${Math.round(result.p50Ms)} ms (n=${sync.runs})`,
   )
 }
+printProxyBench(proxy)

@@ -1,0 +1,226 @@
+// The LLM proxy's cost: latency it adds over a direct call to a mock model (p50/p99, 1 KB and 200 KB
+// requests, and time to the first streamed byte), requests/s with 16 clients, and CPU per request — for
+// Hangar's proxy (feeds warm), the minimal Node pass-through the design note sets as the floor, and
+// Portkey's gateway 1.15.2 when it can be installed (into a cache outside the clone).
+import { execFileSync, spawn } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import http from 'node:http'
+import { createServer } from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+
+const here = path.dirname(new URL(import.meta.url).pathname)
+const PORTKEY_DIR = path.join(os.homedir(), '.cache', 'hangar', 'portkey-1.15.2')
+const PORTKEY_PACKAGES = ['@portkey-ai/gateway@1.15.2', 'hono@4.9.7', '@hono/node-server@1.13.5']
+const CLOCK_TICKS = 100
+
+function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
+}
+
+function startChild(command, args, options = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], ...options })
+    let out = ''
+    child.stdout.on('data', (chunk) => {
+      out += chunk
+      const line = out.split('\n').find((entry) => entry.startsWith('{'))
+      if (line) resolve({ child, url: JSON.parse(line).url })
+    })
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited ${code}: ${out}`)))
+  })
+}
+
+function stop(child) {
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  return exited
+}
+
+function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
+}
+
+async function freePort() {
+  const server = createServer()
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address()
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+function ensurePortkey() {
+  const entry = path.join(PORTKEY_DIR, 'node_modules/@portkey-ai/gateway/build/start-server.js')
+  if (existsSync(entry)) return entry
+  try {
+    mkdirSync(PORTKEY_DIR, { recursive: true })
+    writeFileSync(path.join(PORTKEY_DIR, 'package.json'), '{"name":"portkey-bench","private":true}\n')
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', ...PORTKEY_PACKAGES], {
+      cwd: PORTKEY_DIR,
+      stdio: 'ignore',
+      timeout: 300_000,
+    })
+    return existsSync(entry) ? entry : undefined
+  } catch {
+    return undefined
+  }
+}
+
+async function startPortkey(upstreamUrl) {
+  const entry = ensurePortkey()
+  if (!entry) return undefined
+  const port = await freePort()
+  const child = spawn(process.execPath, [entry, '--headless', `--port=${port}`], {
+    cwd: PORTKEY_DIR,
+    stdio: 'ignore',
+    env: { ...process.env, NODE_ENV: 'production' },
+  })
+  const url = `http://127.0.0.1:${port}`
+  for (let attempt = 0; attempt < 100; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    if (
+      await fetch(url)
+        .then((response) => response.ok)
+        .catch(() => false)
+    ) {
+      return {
+        child,
+        url: `${url}/v1/messages`,
+        headers: { 'x-portkey-provider': 'anthropic', 'x-portkey-custom-host': `${upstreamUrl}/v1` },
+      }
+    }
+  }
+  child.kill('SIGKILL')
+  return undefined
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
+
+/** One request; resolves with [ms to the first body byte, ms to the end]. */
+function timedRequest(url, headers, body) {
+  return new Promise((resolve, reject) => {
+    const started = performance.now()
+    const request = http.request(url, { method: 'POST', headers, agent }, (response) => {
+      let first
+      response.on('data', () => (first ??= performance.now() - started))
+      response.on('end', () => {
+        if (response.statusCode !== 200) reject(new Error(`${url} answered ${response.statusCode}`))
+        else resolve([first ?? 0, performance.now() - started])
+      })
+    })
+    request.once('error', reject)
+    request.end(body)
+  })
+}
+
+function requestBody(approxBytes, stream) {
+  const history = []
+  for (let turn = 0; history.length === 0 || JSON.stringify(history).length < approxBytes - 400; turn++) {
+    history.push({
+      role: 'user',
+      content: `Turn ${turn}: please look at file ${turn}.ts and say what it does.`,
+    })
+    history.push({
+      role: 'assistant',
+      content: [{ type: 'text', text: `File ${turn}.ts exports a function. `.repeat(3) }],
+    })
+  }
+  history.push({ role: 'user', content: 'And now?' })
+  return Buffer.from(
+    JSON.stringify({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 1024,
+      stream,
+      system: [{ type: 'text', text: 'You are a code reviewer.', cache_control: { type: 'ephemeral' } }],
+      messages: history,
+    }),
+  )
+}
+
+async function latencies(target, body, count, pick) {
+  const headers = {
+    'content-type': 'application/json',
+    'anthropic-version': '2023-06-01',
+    'x-api-key': 'sk-client',
+    ...target.headers,
+  }
+  for (let warm = 0; warm < 30; warm++) await timedRequest(target.url, headers, body)
+  const samples = []
+  for (let index = 0; index < count; index++)
+    samples.push((await timedRequest(target.url, headers, body))[pick])
+  return samples
+}
+
+async function throughput(target, body, seconds, concurrency) {
+  const headers = { 'content-type': 'application/json', 'x-api-key': 'sk-client', ...target.headers }
+  const cpuBefore = target.pid ? cpuSeconds(target.pid) : 0
+  const until = performance.now() + seconds * 1000
+  let done = 0
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < until) {
+        await timedRequest(target.url, headers, body)
+        done++
+      }
+    }),
+  )
+  const cpu = target.pid ? cpuSeconds(target.pid) - cpuBefore : undefined
+  return { perSecond: done / seconds, cpuMsPerRequest: cpu === undefined ? undefined : (cpu * 1000) / done }
+}
+
+export async function benchProxy({ samples = 400, seconds = 5 } = {}) {
+  const servers = path.join(here, 'bench-proxy-servers.mjs')
+  const upstream = await startChild(process.execPath, [servers, 'upstream'])
+  const minimal = await startChild(process.execPath, [servers, 'minimal', upstream.url])
+  const hangar = await startChild(process.execPath, [servers, 'hangar', upstream.url])
+  const portkey = await startPortkey(upstream.url)
+  const targets = [
+    ['direct', { url: `${upstream.url}/v1/messages` }],
+    ['minimal', { url: `${minimal.url}/v1/messages`, pid: minimal.child.pid }],
+    ['hangar', { url: `${hangar.url}/v1/messages`, pid: hangar.child.pid }],
+    ...(portkey ? [['portkey', { ...portkey, pid: portkey.child.pid }]] : []),
+  ]
+  const small = requestBody(1024, false)
+  const large = requestBody(200 * 1024, false)
+  const streamed = requestBody(1024, true)
+  const results = {}
+  for (const [name, target] of targets) {
+    results[name] = {
+      small: await latencies(target, small, samples, 1),
+      large: await latencies(target, large, Math.round(samples / 2), 1),
+      firstByte: await latencies(target, streamed, samples, 0),
+      load: name === 'direct' ? undefined : await throughput(target, small, seconds, 16),
+    }
+  }
+  for (const server of [upstream, minimal, hangar]) await stop(server.child)
+  if (portkey) await stop(portkey.child)
+  return { results, portkey: Boolean(portkey), bytes: { small: small.length, large: large.length } }
+}
+
+export function printProxyBench({ results, portkey, bytes }) {
+  const direct = results.direct
+  const added = (name, key, p) => percentile(results[name][key], p) - percentile(direct[key], p)
+  const ms = (value) => `${value.toFixed(2)} ms`
+  console.log(
+    `LLM proxy, added over a direct call to the mock (${bytes.small} B and ${Math.round(bytes.large / 1024)} KB requests; 16 clients for load):`,
+  )
+  for (const name of ['minimal', 'hangar', 'portkey']) {
+    if (!results[name]) continue
+    const { load } = results[name]
+    console.log(
+      `  ${name.padEnd(8)} 1 KB p50 +${ms(added(name, 'small', 50))} p99 +${ms(added(name, 'small', 99))}  ` +
+        `200 KB p50 +${ms(added(name, 'large', 50))} p99 +${ms(added(name, 'large', 99))}  ` +
+        `first byte p50 +${ms(added(name, 'firstByte', 50))} p99 +${ms(added(name, 'firstByte', 99))}  ` +
+        `${Math.round(load.perSecond)} req/s  ${load.cpuMsPerRequest.toFixed(2)} ms CPU/req`,
+    )
+  }
+  const ratio = (key) => added('hangar', key, 50) / added('minimal', key, 50)
+  console.log(
+    `  hangar ÷ minimal: 1 KB ${ratio('small').toFixed(2)}×  200 KB ${ratio('large').toFixed(2)}×  first byte ${ratio('firstByte').toFixed(2)}×  ` +
+      `throughput ${(results.hangar.load.perSecond / results.minimal.load.perSecond).toFixed(2)}×  CPU ${(results.hangar.load.cpuMsPerRequest / results.minimal.load.cpuMsPerRequest).toFixed(2)}×`,
+  )
+  if (!portkey)
+    console.log('  portkey: not installed (npm install into ~/.cache/hangar/portkey-1.15.2 failed)')
+}
