@@ -3,6 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type { LogLevel } from '../logger.js'
 import { createRuntime, type Runtime } from '../main.js'
+import { connectDaemon } from './daemon-client.js'
 import type { CliIo } from './output.js'
 import { findProject, loadConfigFile } from './project.js'
 
@@ -59,4 +60,16 @@ export async function withRuntime<T>(
   } finally {
     await runtime.close()
   }
+}
+
+/** Asks the running daemon when there is one (it owns the live state), else opens the store directly. */
+export async function viaDaemonOrStore<T>(
+  io: CliIo,
+  options: GlobalOptions,
+  request: { method: string; route: string },
+  direct: (runtime: Runtime) => Promise<T>,
+): Promise<T> {
+  const daemon = await connectDaemon(resolveDataDir(options, io))
+  if (daemon) return daemon.request<T>(request.method, request.route)
+  return withRuntime(io, options, direct)
 }

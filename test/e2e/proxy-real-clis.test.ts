@@ -233,6 +233,23 @@ describe('feeds through the proxy with real CLIs', () => {
     expect(withFeed.length).toBeGreaterThan(0)
     expect(withFeed[0]!.headers['x-api-key']).toBe(TEST_API_KEY)
 
+    // With the daemon up, `hangar feeds` asks it, and shows what its fetcher last did.
+    const viaDaemon = await runHangar(['feeds', 'reviewer', '--json'], { env, cwd: project })
+    expect(viaDaemon.code, viaDaemon.stderr).toBe(0)
+    expect(JSON.parse(viaDaemon.stdout)).toEqual([
+      expect.objectContaining({
+        name: 'status',
+        state: expect.objectContaining({ status: 'fresh', lastSuccessAt: expect.any(String) }),
+      }),
+    ])
+    const table = await runHangar(['feeds', 'reviewer'], { env, cwd: project })
+    expect(table.stdout).toMatch(
+      /^status +ops +60s +http:\/\/127\.0\.0\.1:\d+\/api\/v1\/status +fresh \d{4}-/m,
+    )
+    const unknown = await runHangar(['feeds', 'nobody'], { env, cwd: project })
+    expect(unknown.code).not.toBe(0)
+    expect(unknown.stderr).toMatch(/no profile "nobody"/)
+
     // The token is a PAT of kind proxy: listed, revocable, and revoked it stops working.
     const listed = await runHangar(['token', 'list', '--json'], { env, cwd: project })
     const tokens = JSON.parse(listed.stdout) as {

@@ -7,8 +7,7 @@ import { parseDuration } from '../../core/duration.js'
 import { AppError } from '../../core/errors.js'
 import type { FeedFetchState, ResolvedFeed } from '../../feeds/index.js'
 import { STAND_IN_KEY } from '../../proxy/forward-upstream.js'
-import { type GlobalOptions, resolveDataDir, withRuntime } from '../context.js'
-import { connectDaemon } from '../daemon-client.js'
+import { type GlobalOptions, resolveDataDir, viaDaemonOrStore, withRuntime } from '../context.js'
 import { readDaemonFile } from '../daemon-file.js'
 import { type CliIo, formatTable, printJson, usageError } from '../output.js'
 
@@ -35,19 +34,15 @@ export function registerProxyCommands(program: Command, io: CliIo, globals: () =
     .argument('<profile>', 'a profile from hangar.yaml')
     .option('--json', 'print JSON')
     .action(async (profile: string, options: { json?: boolean }) => {
-      const daemon = await connectDaemon(resolveDataDir(globals(), io))
-      let feeds: FeedRow[]
-      if (daemon) {
-        ;({ feeds } = await daemon.request<{ feeds: FeedRow[] }>(
-          'GET',
-          `/api/profiles/${encodeURIComponent(profile)}/feeds`,
-        ))
-      } else {
-        feeds = await withRuntime(io, globals(), async (runtime) => {
+      const { feeds } = await viaDaemonOrStore<{ feeds: FeedRow[] }>(
+        io,
+        globals(),
+        { method: 'GET', route: `/api/profiles/${encodeURIComponent(profile)}/feeds` },
+        async (runtime) => {
           checkProfile(profile, Object.keys(runtime.config.agents))
-          return runtime.modelProxy.manifestFor(profile)
-        })
-      }
+          return { feeds: await runtime.modelProxy.manifestFor(profile) }
+        },
+      )
       if (options.json) return printJson(io, feeds)
       if (feeds.length === 0) {
         io.stderr.write(

@@ -1,24 +1,10 @@
 // hangar workspaces list|show|remove — conversations' worktrees (or copies) and one-off --isolate
 // workspaces; through the daemon when one runs, else the store directly.
 import type { Command } from 'commander'
-import type { Runtime } from '../../main.js'
 import type { Workspace } from '../../store/repositories/workspaces-repository.js'
 import type { WorkspaceDetails, WorkspaceRemoval } from '../../workspaces/workspace-service.js'
-import { type GlobalOptions, resolveDataDir, withRuntime } from '../context.js'
-import { connectDaemon } from '../daemon-client.js'
+import { type GlobalOptions, viaDaemonOrStore } from '../context.js'
 import { type CliIo, formatTable, printJson } from '../output.js'
-
-/** The request to the daemon's API when one runs, else `direct` on a runtime of our own. */
-async function viaDaemonOrStore<T>(
-  io: CliIo,
-  globals: GlobalOptions,
-  request: { method: string; route: string },
-  direct: (runtime: Runtime) => Promise<T>,
-): Promise<T> {
-  const daemon = await connectDaemon(resolveDataDir(globals, io))
-  if (daemon) return daemon.request<T>(request.method, request.route)
-  return withRuntime(io, globals, direct)
-}
 
 /** One line saying what a removal did, e.g. "removed worktree … and branch hangar/…". */
 export function describeRemoval(removal: WorkspaceRemoval): string {
