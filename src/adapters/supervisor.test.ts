@@ -50,6 +50,21 @@ describe('supervisor', () => {
     expect(lines).toEqual(['{"a":1}'])
   })
 
+  it('gives the process its working directory as PWD, not the one it inherited', async () => {
+    const directory = await mkdtemp(path.join(os.tmpdir(), 'hangar-sup-'))
+    const lines: string[] = []
+    const plan: LaunchPlan = {
+      command: process.execPath,
+      args: ['-e', 'process.stdout.write(process.env.PWD + "\\n" + process.cwd())'],
+      env: { PWD: os.homedir() },
+      stdin: null,
+      files: [],
+    }
+    const handle = await createSupervisor().start(plan, directory, { onLine: (line) => lines.push(line) })
+    await handle.exited
+    expect(lines).toEqual([directory, directory])
+  })
+
   it('cancels the whole process group, escalating to SIGKILL for a child that ignores SIGTERM', async () => {
     const lines: string[] = []
     const handle = await createSupervisor().start(

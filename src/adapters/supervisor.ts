@@ -99,7 +99,8 @@ export function createSupervisor(options: { spawn?: SpawnFunction } = {}) {
       await writeLaunchFiles(plan)
       const child: ChildProcess = spawn(plan.command, plan.args, {
         cwd,
-        env: plan.env,
+        // As a shell would: some CLIs (OpenCode) work in $PWD, and the inherited one is where Hangar ran.
+        env: { ...plan.env, PWD: cwd },
         detached: true,
         stdio: [plan.stdin === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       })
