@@ -182,23 +182,27 @@ export async function benchProxy({ samples = 400, seconds = 5 } = {}) {
     ['hangar', { url: `${hangar.url}/v1/messages`, pid: hangar.child.pid }],
     ...(portkey ? [['portkey', { ...portkey, pid: portkey.child.pid }]] : []),
   ]
-  const small = requestBody(1024, false)
-  const large = requestBody(200 * 1024, false)
-  const streamed = requestBody(1024, true)
-  const results = {}
-  // A measurement a target fails (Portkey 1.15.2 answers streams with 500 on Node 20) is reported, not fatal.
-  const attempt = (work) => work.catch((error) => ({ error: error.message }))
-  for (const [name, target] of targets) {
-    results[name] = {
-      small: await attempt(latencies(target, small, samples, 1)),
-      large: await attempt(latencies(target, large, Math.round(samples / 2), 1)),
-      firstByte: await attempt(latencies(target, streamed, samples, 0)),
-      load: name === 'direct' ? undefined : await attempt(throughput(target, small, seconds, 16)),
+  try {
+    const small = requestBody(1024, false)
+    const large = requestBody(200 * 1024, false)
+    const streamed = requestBody(1024, true)
+    const results = {}
+    // A measurement a target fails (Portkey 1.15.2 answers streams with 500 on Node 20) is reported, not fatal.
+    const attempt = (work) => work.catch((error) => ({ error: error.message }))
+    for (const [name, target] of targets) {
+      results[name] = {
+        small: await attempt(latencies(target, small, samples, 1)),
+        large: await attempt(latencies(target, large, Math.round(samples / 2), 1)),
+        firstByte: await attempt(latencies(target, streamed, samples, 0)),
+        load: name === 'direct' ? undefined : await attempt(throughput(target, small, seconds, 16)),
+      }
     }
+    return { results, portkey: Boolean(portkey), bytes: { small: small.length, large: large.length } }
+  } finally {
+    // Stopped even when a measurement throws, so no server outlives the bench.
+    for (const server of [upstream, minimal, hangar]) await stop(server.child)
+    if (portkey) await stop(portkey.child)
   }
-  for (const server of [upstream, minimal, hangar]) await stop(server.child)
-  if (portkey) await stop(portkey.child)
-  return { results, portkey: Boolean(portkey), bytes: { small: small.length, large: large.length } }
 }
 
 export function printProxyBench({ results, portkey, bytes }) {

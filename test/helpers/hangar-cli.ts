@@ -27,10 +27,14 @@ export interface CliOptions {
   timeoutMs?: number
 }
 
-/** An environment with nothing of the caller's Hangar settings in it. */
+/**
+ * An environment with nothing of the caller's Hangar settings in it, and nothing of the test runner's:
+ * agents see what they would under a person's shell (OpenClaw, told VITEST/NODE_ENV=test, prints no result).
+ */
 export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env }
-  for (const name of Object.keys(env)) if (name.startsWith('HANGAR_')) delete env[name]
+  for (const name of Object.keys(env))
+    if (name.startsWith('HANGAR_') || name.startsWith('VITEST') || name === 'NODE_ENV') delete env[name]
   return { ...env, NO_COLOR: '1', ...extra }
 }
 
