@@ -4,7 +4,8 @@
 /**
  * `/api/v1/market-summary` → `market-summary`, `/api/v1/portfolio/` → `portfolio`, `/` → `<source>-feed-<n>`
  * (n 1-based). Derived from the path as declared, before `{agent}` is substituted, so a name does not change
- * from one profile to another; the query string is not part of it.
+ * from one profile to another; a segment that is only `{agent}` is passed over (`/alerts/{agent}` →
+ * `alerts`: a block titled "{agent}" would tell the model nothing). The query string is not part of it.
  */
 export function deriveFeedName(
   feed: { name?: string | undefined; source: string; path: string },
@@ -12,6 +13,6 @@ export function deriveFeedName(
 ): string {
   if (feed.name) return feed.name
   const segments = feed.path.split(/[?#]/, 1)[0]!.split('/')
-  const last = segments.filter((segment) => segment.length > 0).at(-1)
+  const last = segments.filter((segment) => segment.length > 0 && segment !== '{agent}').at(-1)
   return last ?? `${feed.source}-feed-${index + 1}`
 }

@@ -78,6 +78,17 @@ describe('feed-manifest', () => {
     expect(second?.path).toBe('/portfolio/beta/summary')
   })
 
+  it('passes over a segment that is only {agent} when deriving a name', () => {
+    const config = profile([
+      { source: 'market-api', path: '/alerts/{agent}', ttl: 60 },
+      { source: 'market-api', path: '/{agent}/', ttl: 60 },
+    ])
+    expect(resolveFeedManifest('alpha', config, services).map((feed) => [feed.name, feed.path])).toEqual([
+      ['alerts', '/alerts/alpha'],
+      ['market-api-feed-2', '/alpha/'],
+    ])
+  })
+
   it('percent-encodes the profile name it substitutes', () => {
     const config = profile([{ source: 'market-api', path: '/for/{agent}', ttl: 60 }])
     expect(resolveFeedManifest('a b/c', config, services)[0]?.path).toBe('/for/a%20b%2Fc')
