@@ -48,6 +48,8 @@ async function setup() {
   await fakeBin(bin, 'good', '[ "$HOME" = "$REAL_HOME" ] && exit 9; echo "good 1.2.3 (build 7)"')
   await fakeBin(bin, 'broken', 'echo "segfault" >&2; exit 3')
   await fakeBin(bin, 'hanging', '/bin/sleep 30')
+  // Slower than the timeout on the first, crowded pass; answers when asked again alone, with more time.
+  await fakeBin(bin, 'slow', '/bin/sleep 2; echo "slow 4.5.6"')
   return { root, bin, home, env: { PATH: bin, REAL_HOME: home } }
 }
 
@@ -59,6 +61,7 @@ describe('detection', () => {
       fakeAdapter('codex', 'broken'),
       fakeAdapter('gemini', 'hanging'),
       fakeAdapter('cursor-agent', 'absent'),
+      fakeAdapter('opencode', 'slow'),
     ]
     const detected = await detectAll(adapters, { env, home, versionTimeoutMs: 1500 })
     expect(detected.map((adapter) => [adapter.id, adapter.installed, adapter.version])).toEqual([
@@ -66,10 +69,13 @@ describe('detection', () => {
       ['codex', true, null],
       ['gemini', true, null],
       ['cursor-agent', false, null],
+      ['opencode', true, '4.5.6'],
     ])
+    expect(detected[4]?.problem).toBeNull()
     expect(detected[0]).toMatchObject({ configDirFound: true, problem: null, auth: { state: 'ok' } })
     expect(detected[1]?.problem).toContain('exited with 3')
-    expect(detected[2]?.problem).toContain('did not answer')
+    // Given a second chance of 4 × 1.5 s alone, and still silent.
+    expect(detected[2]?.problem).toBe('--version did not answer within 6 s')
     expect(describeDetection(detected[0]!)).toBe('✓ claude-code 1.2.3 (auth: ok)')
     expect(describeDetection(detected[3]!)).toBe(
       '✗ cursor-agent (not installed, unverified against the real CLI)',

@@ -11,6 +11,9 @@ import type { AdapterCapabilities, AdapterDef, AuthState, ResolvedExecutable } f
 
 export const DETECTION_TTL_MS = 24 * 60 * 60 * 1000
 export const VERSION_TIMEOUT_MS = 5000
+/** A version probe that timed out among all the others is tried again alone, this many times as long. */
+const ALONE_TIMEOUT_FACTOR = 4
+const NO_ANSWER = '--version did not answer within'
 const CACHE_FILE = 'agents.json'
 
 export interface DetectedAdapter {
@@ -96,7 +99,7 @@ export async function probeVersion(
         } catch {
           // already gone
         }
-        resolve({ error: `--version did not answer within ${timeoutMs / 1000} s` })
+        resolve({ error: `${NO_ANSWER} ${timeoutMs / 1000} s` })
       }, timeoutMs)
       child.once('error', (error) => {
         clearTimeout(timer)
@@ -190,28 +193,37 @@ export async function detectAdapter(
   }
 }
 
-/** Probes every adapter at once; a probe that throws is reported, never propagated. */
+/** Probes every adapter at once. */
 export async function detectAll(
   definitions: readonly AdapterDef[],
   options: DetectionOptions,
 ): Promise<DetectedAdapter[]> {
-  return Promise.all(
-    definitions.map((definition) =>
-      detectAdapter(definition, options).catch((error): DetectedAdapter => ({
-        id: definition.id,
-        displayName: definition.displayName,
-        installed: false,
-        path: null,
-        executable: null,
-        version: null,
-        configDirFound: false,
-        auth: { state: 'unknown' },
-        verified: definition.verified,
-        capabilities: definition.capabilities,
-        problem: `detection failed: ${(error as Error).message}`,
-      })),
-    ),
-  )
+  const detected = await Promise.all(definitions.map((definition) => detectOne(definition, options)))
+  // Seven CLIs starting at once on a small machine can push a healthy one (Node-based, cold) past the
+  // timeout: one that did not answer gets a second, longer chance alone before it is called broken.
+  for (const [index, result] of detected.entries()) {
+    if (!result.problem?.startsWith(NO_ANSWER)) continue
+    const timeout = (options.versionTimeoutMs ?? VERSION_TIMEOUT_MS) * ALONE_TIMEOUT_FACTOR
+    detected[index] = await detectOne(definitions[index]!, { ...options, versionTimeoutMs: timeout })
+  }
+  return detected
+}
+
+/** One adapter's detection; a probe that throws is reported, never propagated. */
+function detectOne(definition: AdapterDef, options: DetectionOptions): Promise<DetectedAdapter> {
+  return detectAdapter(definition, options).catch((error): DetectedAdapter => ({
+    id: definition.id,
+    displayName: definition.displayName,
+    installed: false,
+    path: null,
+    executable: null,
+    version: null,
+    configDirFound: false,
+    auth: { state: 'unknown' },
+    verified: definition.verified,
+    capabilities: definition.capabilities,
+    problem: `detection failed: ${(error as Error).message}`,
+  }))
 }
 
 /** True when the adapter can run now. */
