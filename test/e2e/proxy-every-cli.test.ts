@@ -1,18 +1,15 @@
 // "Run any agent" through the proxy: the CLIs beyond Claude Code and Codex (proxy-real-clis.test.ts), each
 // through `hangar run` with a feed declared in hangar.yaml and only its own family's endpoint in the
 // environment. The mock model must see the feed block and the held key, and the run its request log.
-import { execFileSync } from 'node:child_process'
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_FILE_CONTENT } from '../fixtures/mock-model/directives.js'
 import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
+import { type FeedProject, startFeedProject } from '../helpers/feed-project.js'
 import { cleanEnv, runHangar } from '../helpers/hangar-cli.js'
 import {
   loopbackOnlyEnv,
-  privateScratchRoot,
   REAL_CLI_CASES,
   startRefusingProxy,
   TEST_API_KEY,
@@ -40,41 +37,30 @@ const OTHER_CLIS = REAL_CLI_CASES.filter((cliCase) => !['claude', 'codex'].inclu
 describe('every CLI with a model endpoint goes through the proxy', () => {
   let mock: MockModelServer
   let refusing: Awaited<ReturnType<typeof startRefusingProxy>>
-  let feedServer: Server
-  let root: string
+  let shop: FeedProject
   let project: string
 
   beforeAll(async () => {
     mock = await startMockModelServer()
     refusing = await startRefusingProxy()
-    feedServer = createServer((req, res) => {
-      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
-      res.end(`${FEED_TEXT} (${req.url})`)
-    })
-    await new Promise<void>((resolve) => feedServer.listen(0, '127.0.0.1', resolve))
-    const feedUrl = `http://127.0.0.1:${(feedServer.address() as AddressInfo).port}`
-    root = await privateScratchRoot('proxy-every-cli')
-    project = path.join(root, 'shop')
-    await mkdir(path.join(root, 'home'), { recursive: true })
-    await mkdir(project)
-    execFileSync('git', ['init', '-q'], { cwd: project })
+    shop = await startFeedProject('proxy-every-cli', FEED_TEXT)
+    project = shop.project
     const profiles = OTHER_CLIS.flatMap((cliCase) => [
       `  ${cliCase.name}-ops:`,
       `    adapter: ${cliCase.adapter.id}`,
       ...(cliCase.model ? [`    model: ${cliCase.model}`] : []),
-      '    feeds: [{ name: trains, source: ops, path: "/trains/{agent}", ttl: 60 }]',
+      '    feeds: [{ source: ops, path: "/trains/{agent}", ttl: 60 }]',
     ])
     await writeFile(
       path.join(project, 'hangar.yaml'),
-      ['services:', `  ops: { url: "${feedUrl}" }`, 'agents:', ...profiles].join('\n'),
+      ['services:', `  ops: { url: "${shop.feedUrl}" }`, 'agents:', ...profiles].join('\n'),
     )
   }, 60_000)
 
   afterAll(async () => {
     await mock?.close()
     await refusing?.close()
-    feedServer?.close()
-    if (root) await rm(root, { recursive: true, force: true })
+    await shop?.close()
   })
 
   it.each(OTHER_CLIS.map((cliCase) => [cliCase.name, cliCase] as const))(
@@ -85,8 +71,8 @@ describe('every CLI with a model endpoint goes through the proxy', () => {
         PATH: [...testCliPath(), path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(
           ':',
         ),
-        HOME: path.join(root, 'home'),
-        HANGAR_DATA_DIR: path.join(root, 'data'),
+        HOME: shop.home,
+        HANGAR_DATA_DIR: path.join(shop.root, 'data'),
         HANGAR_NODE24: node24Binary(),
         ...endpointEnv(cliCase.family, mock.url),
         ...loopbackOnlyEnv(refusing.url),

@@ -1,21 +1,14 @@
 // What a new user does: declare a feed in hangar.yaml, run a real agent, and see in the run's request log that
 // the model received it. Real Claude Code and Codex through `hangar run` (which serves the proxy in process),
 // then an agent started by hand with the environment `hangar env` prints (the daemon's proxy).
-import { execFileSync, spawn } from 'node:child_process'
-import { mkdir, rm, writeFile } from 'node:fs/promises'
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { spawn } from 'node:child_process'
+import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
+import { type FeedProject, startFeedProject } from '../helpers/feed-project.js'
 import { cleanEnv, type RunningDaemon, runHangar, startDaemon } from '../helpers/hangar-cli.js'
-import {
-  loopbackOnlyEnv,
-  privateScratchRoot,
-  startRefusingProxy,
-  TEST_API_KEY,
-  testCliPath,
-} from '../helpers/real-cli-cases.js'
+import { loopbackOnlyEnv, startRefusingProxy, TEST_API_KEY, testCliPath } from '../helpers/real-cli-cases.js'
 import { testCliBin } from '../helpers/test-clis.js'
 
 interface Envelope {
@@ -34,9 +27,8 @@ const FEED_TEXT = 'Deploy freeze until Friday 18:00 UTC.'
 describe('feeds through the proxy with real CLIs', () => {
   let mock: MockModelServer
   let refusing: Awaited<ReturnType<typeof startRefusingProxy>>
-  let feedServer: Server
-  const feedHits: { url: string; headers: IncomingHttpHeaders }[] = []
-  let root: string
+  let shop: FeedProject
+  let feedHits: FeedProject['feedHits']
   let project: string
   let env: NodeJS.ProcessEnv
   let daemon: RunningDaemon | undefined
@@ -44,23 +36,14 @@ describe('feeds through the proxy with real CLIs', () => {
   beforeAll(async () => {
     mock = await startMockModelServer()
     refusing = await startRefusingProxy()
-    feedServer = createServer((req, res) => {
-      feedHits.push({ url: req.url ?? '', headers: req.headers })
-      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
-      res.end(`${FEED_TEXT} (${req.url})`)
-    })
-    await new Promise<void>((resolve) => feedServer.listen(0, '127.0.0.1', resolve))
-    const feedUrl = `http://127.0.0.1:${(feedServer.address() as AddressInfo).port}`
-    root = await privateScratchRoot('proxy-clis')
-    project = path.join(root, 'shop')
-    await mkdir(path.join(root, 'home'), { recursive: true })
-    await mkdir(project)
-    execFileSync('git', ['init', '-q'], { cwd: project })
+    shop = await startFeedProject('proxy-clis', FEED_TEXT)
+    project = shop.project
+    feedHits = shop.feedHits
     await writeFile(
       path.join(project, 'hangar.yaml'),
       [
         'services:',
-        `  ops: { url: "${feedUrl}" }`,
+        `  ops: { url: "${shop.feedUrl}" }`,
         'agents:',
         '  reviewer:',
         '    adapter: claude-code',
@@ -75,8 +58,8 @@ describe('feeds through the proxy with real CLIs', () => {
       PATH: [...testCliPath(), path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(
         ':',
       ),
-      HOME: path.join(root, 'home'),
-      HANGAR_DATA_DIR: path.join(root, 'data'),
+      HOME: shop.home,
+      HANGAR_DATA_DIR: path.join(shop.root, 'data'),
       ANTHROPIC_BASE_URL: mock.url,
       ANTHROPIC_API_KEY: TEST_API_KEY,
       OPENAI_BASE_URL: `${mock.url}/v1`,
@@ -90,8 +73,7 @@ describe('feeds through the proxy with real CLIs', () => {
     await daemon?.stop()
     await mock?.close()
     await refusing?.close()
-    feedServer?.close()
-    if (root) await rm(root, { recursive: true, force: true })
+    await shop?.close()
   })
 
   async function runAgent(agent: string, prompt: string): Promise<Envelope[]> {
