@@ -4,8 +4,7 @@
 // upstream request is destroyed, so the provider stops generating (and billing).
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
 import https from 'node:https'
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib'
-import type { Transform } from 'node:stream'
+import { createBodyDecoder } from './content-coding.js'
 import type { ProxyFamily } from './families.js'
 import { createUsageChunkFilter } from './openai-usage-opt-in.js'
 import type { UrlFamily } from './proxy-errors.js'
@@ -67,20 +66,6 @@ function withKey(urlFamily: UrlFamily, headers: Record<string, string | string[]
   if (urlFamily === 'anthropic') headers['x-api-key'] = key
   else if (urlFamily === 'gemini') headers['x-goog-api-key'] = key
   else headers.authorization = `Bearer ${key}`
-}
-
-function decoderFor(encoding: string | undefined): Transform | undefined {
-  switch (encoding?.trim().toLowerCase()) {
-    case 'gzip':
-    case 'x-gzip':
-      return createGunzip()
-    case 'deflate':
-      return createInflate()
-    case 'br':
-      return createBrotliDecompress()
-    default:
-      return undefined
-  }
 }
 
 export interface ForwardInput {
@@ -165,7 +150,7 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
       res.flushHeaders()
 
       const meter = status < 300 ? createUsageMeter(input.family, input.stream, input.model) : undefined
-      const decoder = meter && decoderFor(upstreamResponse.headers['content-encoding'])
+      const decoder = meter && createBodyDecoder(upstreamResponse.headers['content-encoding'])
       decoder?.on('data', (chunk: Buffer) => meter!.push(chunk))
       decoder?.on('error', () => {})
       const decoded = decoder

@@ -3,10 +3,10 @@
 // by chunk with backpressure, and nothing is buffered or re-encoded on the way back. Feeds are spliced
 // into the raw request body (lossless); usage is read from a decoded copy of the response.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib'
 import type { Logger } from '../core/logger.js'
 import type { FeedCaps, FeedFetcher, InjectedFeedSummary, ResolvedFeed } from '../feeds/index.js'
 import { formatFeedBlocks } from '../feeds/index.js'
+import { decodeBody } from './content-coding.js'
 import { familyOfPath, type ProxyFamily } from './families.js'
 import { forwardUpstream, type Upstream } from './forward-upstream.js'
 import { injectFeeds } from './inject-feeds.js'
@@ -97,25 +97,6 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   })
 }
 
-/** The request body as text when we can read (and so rewrite) it; undefined for an encoding we don't know. */
-function decodeRequestBody(body: Buffer, encoding: string | undefined, limit: number): Buffer | undefined {
-  const options = { maxOutputLength: limit }
-  switch ((encoding ?? 'identity').trim().toLowerCase()) {
-    case 'identity':
-    case '':
-      return body
-    case 'gzip':
-    case 'x-gzip':
-      return gunzipSync(body, options)
-    case 'deflate':
-      return inflateSync(body, options)
-    case 'br':
-      return brotliDecompressSync(body, options)
-    default:
-      return undefined
-  }
-}
-
 function modelOf(family: ProxyFamily, parsed: unknown, path: string): string | undefined {
   if (family === 'gemini') return /\/models\/([^/:]+):/.exec(path)?.[1]
   const model = (parsed as { model?: unknown }).model
@@ -192,10 +173,10 @@ export function createProxyHandler(deps: ProxyDeps) {
     const headers = { ...req.headers }
     const rewrite = route.injectable && method === 'POST' && body.length > 0
     let text: string | undefined
+    let decoded: Buffer | undefined
     if (rewrite) {
-      let decoded: Buffer | undefined
       try {
-        decoded = decodeRequestBody(body, headers['content-encoding'], deps.bodyLimitBytes)
+        decoded = decodeBody(body, headers['content-encoding'], deps.bodyLimitBytes)
       } catch {
         await finish(sendError(res, urlFamily, 'invalid_json', 'the request body could not be decompressed'))
         return
@@ -206,7 +187,8 @@ export function createProxyHandler(deps: ProxyDeps) {
         delete headers['content-encoding']
       }
     }
-    if (text !== undefined) {
+    if (text !== undefined && decoded !== undefined) {
+      const original = text
       let parsed: unknown
       try {
         parsed = JSON.parse(text)
@@ -243,8 +225,8 @@ export function createProxyHandler(deps: ProxyDeps) {
         text = optIn.raw
         hideUsageChunk = optIn.added
       }
-      body = Buffer.from(text, 'utf8')
-      await forward(body, hideUsageChunk)
+      // Nothing injected or opted in: the decoded bytes go as they came, without a second encoding.
+      await forward(text === original ? decoded : Buffer.from(text, 'utf8'), hideUsageChunk)
       return
     }
     await forward(body, false)
