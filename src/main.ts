@@ -240,6 +240,21 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       modelProxy,
       log: log.child({ component: 'scheduler' }),
     })
+    /** A listener that also serves the proxy; agents are pointed at it until it closes. */
+    async function servingProxy(
+      app: Parameters<typeof listen>[0],
+      listenOptions: { host: string; port: number },
+    ): Promise<RunningServer> {
+      const server = await listen(app, { ...listenOptions, proxy: modelProxy.handler })
+      modelProxy.setBaseUrl(proxyBaseUrl(server))
+      return {
+        ...server,
+        close: async () => {
+          modelProxy.setBaseUrl(undefined)
+          await server.close()
+        },
+      }
+    }
     const finalizeRun = createRunFinalizer({ store, targets, onFinalized: () => scheduler.kick() })
     const workspaces = createWorkspaceService({
       store,
@@ -312,29 +327,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             modelProxy,
           },
         })
-        const server = await listen(app, { ...listenOptions, proxy: modelProxy.handler })
-        modelProxy.setBaseUrl(proxyBaseUrl(server))
-        const close = server.close
-        const serving = {
-          ...server,
-          close: async () => {
-            modelProxy.setBaseUrl(undefined)
-            await close()
-          },
-        }
-        return warning ? { ...serving, warning } : serving
+        const server = await servingProxy(app, listenOptions)
+        return warning ? { ...server, warning } : server
       },
-      async serveProxy() {
-        const server = await listen(undefined, { host: '127.0.0.1', port: 0, proxy: modelProxy.handler })
-        modelProxy.setBaseUrl(server.url)
-        return {
-          ...server,
-          close: async () => {
-            modelProxy.setBaseUrl(undefined)
-            await server.close()
-          },
-        }
-      },
+      serveProxy: () => servingProxy(undefined, { host: '127.0.0.1', port: 0 }),
       async close() {
         bus.close()
         await targets.close()

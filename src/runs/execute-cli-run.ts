@@ -81,6 +81,7 @@ export async function executeCliRun(
   await mkdir(options.runFilesRoot, { recursive: true, mode: 0o700 })
   const runDir = await mkdtemp(path.join(options.runFilesRoot, `${active.run.id}-`))
   let skills: PlacedSkills | undefined
+  let routeClosed = false
   try {
     skills = await placeSkills(
       request.skills ?? [],
@@ -184,13 +185,14 @@ export async function executeCliRun(
     const agentEnd = decideEnd(active, adapter, outcome, { ...exit, cancelled }, processHandle.stderrTail())
     // A proxied run's totals are what the proxy metered, not what the CLI says of itself.
     const metered = await request.route?.close(active.run.id)
+    routeClosed = true
     if (metered) agentEnd.usage = metered
     if (!remote) return agentEnd
     await remote.launch.cleanup().catch(() => {})
     return await finalizeRemote(active, request.target!, remote.shipped, agentEnd)
   } finally {
-    // Revokes the run's proxy token on every way out (a second close is harmless).
-    await request.route?.close(active.run.id).catch(() => {})
+    // Revokes the run's proxy token on the ways out that did not get to close it above.
+    if (!routeClosed) await request.route?.close(active.run.id).catch(() => {})
     await skills?.cleanup().catch(() => {})
     await rm(runDir, { recursive: true, force: true }).catch(() => {})
   }

@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import path from 'node:path'
 import type { AdapterDef, ModelEndpoint, ModelFamily } from '../adapters/types.js'
 import { type HangarConfig, type ProfileConfig } from '../core/config.js'
+import { parseDuration } from '../core/duration.js'
 import type { UsageTotals } from '../core/events.js'
 import { newId } from '../core/ids.js'
 import type { Logger } from '../core/logger.js'
@@ -77,13 +78,6 @@ export interface CliRouteInput {
   remote: boolean
 }
 
-const WINDOW_MS: Record<string, number> = { h: 3600_000, d: 86_400_000, w: 7 * 86_400_000 }
-
-function windowMs(window: string): number {
-  const match = /^(\d+)([hdw])$/.exec(window)!
-  return Number(match[1]) * WINDOW_MS[match[2]!]!
-}
-
 export function createModelProxy(options: {
   store: Store
   auth: AuthService
@@ -134,7 +128,7 @@ export function createModelProxy(options: {
   async function budgetExceeded(session: ProxySession): Promise<string | undefined> {
     const budget = config.agents[session.profile]?.budget
     if (!budget) return undefined
-    const since = new Date(Date.now() - windowMs(budget.window)).toISOString()
+    const since = new Date(Date.now() - parseDuration(budget.window, 'budget window')).toISOString()
     const spent = await store.forUser(session.userId).proxyRequests.spentSince(session.profile, since)
     if (spent < budget.usd) return undefined
     const message = `the budget of agent "${session.profile}" is used up: $${spent.toFixed(2)} of $${budget.usd} in the last ${budget.window} (budget in hangar.yaml)`

@@ -5,6 +5,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { getRequestListener } from '@hono/node-server'
 import type { Hono } from 'hono'
 import { AppError } from '../core/errors.js'
+import { isProxyPath } from '../proxy/proxy-handler.js'
+import { statusOf, toErrorEnvelope } from './error-envelope.js'
 
 export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host)
@@ -43,19 +45,12 @@ export function listen(
   const appListener = app && getRequestListener(app.fetch)
   const proxy = options.proxy
   const server = createServer((req, res) => {
-    if (proxy && req.url?.startsWith('/proxy/')) void proxy(req, res)
+    if (proxy && isProxyPath(req.url)) void proxy(req, res)
     else if (appListener) void appListener(req, res)
     else {
-      res.writeHead(404, { 'content-type': 'application/json' })
-      res.end(
-        JSON.stringify({
-          error: {
-            code: 'not_found',
-            message: `no route ${req.method} ${req.url?.split('?')[0]}`,
-            retryable: false,
-          },
-        }),
-      )
+      const notFound = new AppError('not_found', `no route ${req.method} ${req.url?.split('?')[0]}`)
+      res.writeHead(statusOf(notFound.code), { 'content-type': 'application/json' })
+      res.end(JSON.stringify(toErrorEnvelope(notFound)))
     }
   })
   return new Promise((resolve, reject) => {

@@ -158,6 +158,14 @@ describe('LLM proxy', () => {
     expect(feedHits).toBe(0)
   })
 
+  it('serves nothing but the proxy on the listener of hangar run, answering other paths in the API envelope', async () => {
+    const response = await fetch(`${proxy.url}/api/health`)
+    expect(response.status).toBe(404)
+    expect(await response.json()).toEqual({
+      error: { code: 'not_found', message: 'no route GET /api/health', retryable: false, details: null },
+    })
+  })
+
   it('answers malformed JSON with 400, calling neither the model nor a feed', async () => {
     const response = await fetch(`${endpoints.openai}/chat/completions`, {
       method: 'POST',
