@@ -5,7 +5,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import path from 'node:path'
 import type { AdapterDef, ModelEndpoint, ModelFamily } from '../adapters/types.js'
 import { type HangarConfig, type ProfileConfig } from '../core/config.js'
-import { parseDuration } from '../core/duration.js'
 import type { UsageTotals } from '../core/events.js'
 import { newId } from '../core/ids.js'
 import type { Logger } from '../core/logger.js'
@@ -23,6 +22,7 @@ import type { AuthService, Principal } from '../store/auth-service.js'
 import type { CredentialsService } from '../store/credentials-service.js'
 import type { Store } from '../store/store.js'
 import type { BuiltinProxyRoute } from './builtin-model.js'
+import { budgetStatus } from './budgets.js'
 import { createProxyUpstreams } from './proxy-upstreams.js'
 import type { RunService } from './run-service.js'
 
@@ -126,12 +126,10 @@ export function createModelProxy(options: {
   }
 
   async function budgetExceeded(session: ProxySession): Promise<string | undefined> {
-    const budget = config.agents[session.profile]?.budget
-    if (!budget) return undefined
-    const since = new Date(Date.now() - parseDuration(budget.window, 'budget window')).toISOString()
-    const spent = await store.forUser(session.userId).proxyRequests.spentSince(session.profile, since)
-    if (spent < budget.usd) return undefined
-    const message = `the budget of agent "${session.profile}" is used up: $${spent.toFixed(2)} of $${budget.usd} in the last ${budget.window} (budget in hangar.yaml)`
+    const budget = await budgetStatus({ config, store }, session.userId, session.profile)
+    if (!budget || budget.spentUsd < budget.usd) return undefined
+    const where = config.agents[session.profile] ? 'hangar.yaml' : 'its profile'
+    const message = `the budget of agent "${session.profile}" is used up: $${budget.spentUsd.toFixed(2)} of $${budget.usd} in the last ${budget.window} (budget in ${where})`
     if (session.runId)
       options.runs.emitTo(session.runId, {
         type: 'error',

@@ -1,11 +1,13 @@
-// Which agent a run uses: a profile from hangar.yaml, a bare adapter id (a profile with defaults), the
-// configured `defaultAgent`, or else the first installed and signed-in CLI in registry order.
+// Which agent a run uses: a profile from hangar.yaml, one the user made in the UI or API, a bare adapter id
+// (a profile with defaults), the configured `defaultAgent`, or else the first installed and signed-in CLI in
+// registry order.
 import type { DetectedAdapter } from '../adapters/detection.js'
 import { isUsable } from '../adapters/detection.js'
 import type { AdapterRegistry } from '../adapters/registry.js'
 import type { AdapterDef } from '../adapters/types.js'
-import type { HangarConfig, ProfileConfig } from '../core/config.js'
+import { type HangarConfig, type ProfileConfig, ProfileSchema } from '../core/config.js'
 import { AppError } from '../core/errors.js'
+import type { Store } from '../store/store.js'
 
 export type ResolvedAgent =
   | {
@@ -18,15 +20,30 @@ export type ResolvedAgent =
     }
   | { kind: 'builtin'; name: string; profile: ProfileConfig | null }
 
+/** A user's own profiles by name (the profile routes keep their names apart from hangar.yaml's). */
+export type UserProfiles = Readonly<Record<string, ProfileConfig>>
+
+export async function loadUserProfiles(store: Store, userId: string): Promise<UserProfiles> {
+  const stored = await store.forUser(userId).profiles.list()
+  const profiles: Record<string, ProfileConfig> = {}
+  // Each was checked by the same schema when saved; parsing again fills defaults added since.
+  for (const profile of stored) {
+    const parsed = ProfileSchema.safeParse(profile.definition)
+    if (parsed.success) profiles[profile.name] = parsed.data
+  }
+  return profiles
+}
+
 function fromName(
   name: string,
   config: HangarConfig,
   registry: AdapterRegistry,
+  userProfiles: UserProfiles,
 ): { adapterId: string; profile: ProfileConfig | null } {
-  const profile = config.agents[name]
+  const profile = config.agents[name] ?? userProfiles[name]
   if (profile) return { adapterId: profile.adapter, profile }
   if (name === 'builtin' || registry.get(name)) return { adapterId: name, profile: null }
-  const profiles = Object.keys(config.agents)
+  const profiles = [...new Set([...Object.keys(config.agents), ...Object.keys(userProfiles)])]
   throw new AppError('usage', `unknown agent "${name}"`, {
     hint: `use ${profiles.length ? `a profile (${profiles.join(', ')}) or ` : ''}an adapter id: ${registry
       .all()
@@ -37,7 +54,12 @@ function fromName(
 
 export function resolveAgent(
   requested: string | undefined,
-  context: { config: HangarConfig; registry: AdapterRegistry; detected: readonly DetectedAdapter[] },
+  context: {
+    config: HangarConfig
+    registry: AdapterRegistry
+    detected: readonly DetectedAdapter[]
+    userProfiles?: UserProfiles
+  },
 ): ResolvedAgent {
   const { config, registry, detected } = context
   const name =
@@ -45,7 +67,7 @@ export function resolveAgent(
     config.defaultAgent ??
     detected.find((candidate) => isUsable(candidate) && candidate.auth.state === 'ok')?.id ??
     'builtin'
-  const { adapterId, profile } = fromName(name, config, registry)
+  const { adapterId, profile } = fromName(name, config, registry, context.userProfiles ?? {})
   if (adapterId === 'builtin') return { kind: 'builtin', name, profile }
   const adapter = registry.require(adapterId)
   const detection = detected.find((candidate) => candidate.id === adapterId)

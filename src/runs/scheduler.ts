@@ -18,7 +18,7 @@ import type { Store } from '../store/store.js'
 import type { SshTargets } from '../workspaces/ssh/ssh-targets.js'
 import type { BuiltinRunner } from './builtin-runs.js'
 import { executeCliRun } from './execute-cli-run.js'
-import { resolveAgent } from './resolve-agent.js'
+import { loadUserProfiles, resolveAgent } from './resolve-agent.js'
 import type { ActiveRun, RunEnd, RunService } from './run-service.js'
 
 export interface SchedulerOptions {
@@ -68,6 +68,7 @@ export function createScheduler(options: SchedulerOptions) {
         config: options.config,
         registry: options.registry,
         detected: adapters,
+        userProfiles: await loadUserProfiles(store, userId),
       })
       if (agent.kind === 'builtin') {
         if (!run.conversationId)

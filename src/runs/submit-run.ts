@@ -14,7 +14,7 @@ import type { Run } from '../store/repositories/runs-repository.js'
 import type { Store } from '../store/store.js'
 import type { PreparedWorkspace, WorkspaceService } from '../workspaces/workspace-service.js'
 import type { ActionsService } from './actions-service.js'
-import { resolveAgent } from './resolve-agent.js'
+import { loadUserProfiles, resolveAgent } from './resolve-agent.js'
 import type { RunService } from './run-service.js'
 import type { Scheduler } from './scheduler.js'
 
@@ -77,6 +77,7 @@ export function createRunSubmitter(runtime: SubmitDeps) {
       config: runtime.config,
       registry: runtime.adapters,
       detected: adapters,
+      userProfiles: await loadUserProfiles(runtime.store, userId),
     })
     if (conversation) {
       const active = await scope.runs.list({ conversationId: conversation.id, limit: 20 })

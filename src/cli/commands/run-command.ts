@@ -7,7 +7,7 @@ import { loadSkill } from '../../adapters/skills.js'
 import { AppError } from '../../core/errors.js'
 import type { Runtime } from '../../main.js'
 import { executeCliRun } from '../../runs/execute-cli-run.js'
-import { resolveAgent } from '../../runs/resolve-agent.js'
+import { loadUserProfiles, resolveAgent } from '../../runs/resolve-agent.js'
 import { type GlobalOptions, openRuntime } from '../context.js'
 import { type CliIo, EXIT, ExitWith, usageError } from '../output.js'
 import { createRunPrinter } from '../run-output.js'
@@ -70,6 +70,7 @@ async function runOnce(
     config: runtime.config,
     registry: runtime.adapters,
     detected: adapters,
+    userProfiles: await loadUserProfiles(runtime.store, owner.id),
   })
   const printer = createRunPrinter(io, { json: options.json ?? false })
   const controller = new AbortController()

@@ -6,7 +6,7 @@ import type { Hono } from 'hono'
 import { z } from 'zod'
 import { isUsable } from '../../adapters/detection.js'
 import { AppError } from '../../core/errors.js'
-import { resolveAgent } from '../../runs/resolve-agent.js'
+import { loadUserProfiles, resolveAgent } from '../../runs/resolve-agent.js'
 import type { RuntimeServices, ServerDeps } from '../app.js'
 import type { AppVariables } from '../auth-middleware.js'
 import { readJsonBody } from '../request-body.js'
@@ -34,6 +34,7 @@ export function registerConversationRoutes(
       config: runtime.config,
       registry: runtime.adapters,
       detected: adapters,
+      userProfiles: await loadUserProfiles(store, userId),
     })
     const conversation = await store.forUser(userId).conversations.create({
       title: body.title ?? 'New conversation',
