@@ -32,4 +32,13 @@ export default tseslint.config(
       'no-empty': ['error', { allowEmptyCatch: true }],
     },
   },
+  {
+    // The web UI's service worker is plain JavaScript run by the browser.
+    files: ['web/public/**/*.js'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        ['self', 'caches', 'fetch', 'URL', 'Promise'].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
 )

@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'web/src/**/*.test.ts'],
     // A fresh PostgreSQL database for this run (dropped after), and the pinned real agent CLIs (cached).
     globalSetup: ['test/setup/postgres-global-setup.ts', 'test/setup/test-clis-global-setup.ts'],
     pool: 'forks',

@@ -4,6 +4,7 @@
 //   scripts/check-no-git-push.mjs's, line by line);
 // - dependencies point inward (ARCHITECTURE.md): core imports nothing of ours and no Node I/O;
 //   adapters and providers never import server or store; only main.ts imports server; main never imports cli;
+// - the web UI imports nothing of ours but src/core;
 // - no skipped, todo or focused tests;
 // - files stay small (800 lines at most).
 import { readdirSync, readFileSync, statSync } from 'node:fs'
@@ -62,6 +63,17 @@ for (const file of sources) {
     !name.startsWith('scripts/')
   ) {
     problems.push(`${name}: a skipped, todo or focused test (make it pass, or delete it with a reason)`)
+  }
+
+  // The browser never holds the loop or a key: the web UI reaches the daemon over HTTP only, and of our
+  // code imports nothing but src/core (types and pure constants).
+  if (name.startsWith('web/')) {
+    for (const specifier of importsOf(text)) {
+      const target = targetArea(file, specifier)
+      if (target && target !== 'core')
+        problems.push(`${name}: the web UI imports only src/core (${specifier})`)
+    }
+    continue
   }
 
   if (!name.startsWith('src/') || name.endsWith('.test.ts')) continue

@@ -8,6 +8,7 @@ import { ADAPTER_IDS, isAdapterId } from './adapter-ids.js'
 import { AppError } from './errors.js'
 import { deriveFeedName } from './feed-names.js'
 import { WRITE_CLASSIFICATIONS } from './events.js'
+import { KNOWN_PROVIDERS } from './provider-names.js'
 
 const name = z
   .string()
@@ -98,8 +99,7 @@ export type TargetConfig = HangarConfig['targets'][string]
 export type ServiceConfig = HangarConfig['services'][string]
 export type ProviderConfig = HangarConfig['providers'][string]
 
-/** Providers that need no `baseUrl` in hangar.yaml: their public endpoint is known. */
-export const KNOWN_PROVIDERS = ['anthropic', 'openai', 'gemini', 'openrouter', 'ollama'] as const
+export { KNOWN_PROVIDERS }
 
 export function defaultConfig(): HangarConfig {
   return ConfigSchema.parse({})

@@ -270,4 +270,26 @@ describe('event-bus', () => {
     expect(late.reason).toBe('closed')
     expect(await collect(late)).toEqual([])
   })
+
+  it('gives a user feed only the wanted types of that user, live, and never lags on text deltas', async () => {
+    const bus = createEventBus({ maxQueue: 5 })
+    const feed = bus.subscribeUser(USER, ['run-start', 'run-end', 'approval-required'])
+    const mine = fakeRun(bus, 'run_A')
+    const publishAsOther = (events: AgentEvent[]) =>
+      bus.publish(
+        events.map((event, index) => envelopeOf('run_B', index + 1, event)),
+        { userId: 'usr_2', conversationId: null },
+      )
+    mine.write([{ type: 'run-start', agent: 'builtin', adapter: 'builtin', cwd: '/w', proxied: true }])
+    // Far more deltas than the queue holds: filtered out before they are queued.
+    mine.write(Array.from({ length: 50 }, (_, index) => text(`chunk ${index}`)))
+    publishAsOther([{ type: 'run-start', agent: 'x', adapter: 'x', cwd: '/w', proxied: true }])
+    mine.end()
+    const received = await collect(feed, 2)
+    expect(received.map((envelope) => [envelope.runId, envelope.type])).toEqual([
+      ['run_A', 'run-start'],
+      ['run_A', 'run-end'],
+    ])
+    expect(feed.reason).toBe('closed')
+  })
 })

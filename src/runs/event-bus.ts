@@ -4,7 +4,7 @@
 // bookkeeping). The two halves overlap instead of leaving a gap, and the overlap is what gets skipped.
 // Each subscriber's queue is bounded: one that falls too far behind is ended as `lagging` and reconnects
 // with its last id, so a slow client never blocks a publisher or grows this process's memory.
-import type { EventEnvelope } from '../core/events.js'
+import type { AgentEventType, EventEnvelope } from '../core/events.js'
 
 export const DEFAULT_MAX_QUEUE = 1000
 
@@ -85,6 +85,11 @@ export interface EventBus {
   subscribeRun(runId: string, options: RunSubscribeOptions): Subscription
   /** Stays open: the conversation's next runs appear as they start. */
   subscribeConversation(conversationId: string, options: ConversationSubscribeOptions): Subscription
+  /**
+   * Live only, no replay: the events of every run of one user whose type is in `types` (the web UI's
+   * activity feed, which refetches what it shows when one arrives and whenever it reconnects).
+   */
+  subscribeUser(userId: string, types: readonly AgentEventType[]): Subscription
   /** Stops listening and ends every subscription as `closed`, later ones at once (daemon shutdown). */
   close(): void
 }
@@ -110,10 +115,12 @@ export function createEventBus(options: { maxQueue?: number; source?: LiveSource
   const source = options.source ?? createInProcessLiveSource()
   const byRun = new Map<string, Set<Receiver>>()
   const byConversation = new Map<string, Set<Receiver>>()
+  const byUser = new Map<string, Set<Receiver>>()
   const open = new Set<Subscription>()
 
   let closed = false
   const stopListening = source.listen((batch) => {
+    for (const receive of byUser.get(batch.userId) ?? []) receive(batch.envelopes)
     if (batch.conversationId !== null) {
       for (const receive of byConversation.get(batch.conversationId) ?? []) receive(batch.envelopes)
     }
@@ -179,6 +186,26 @@ export function createEventBus(options: { maxQueue?: number; source?: LiveSource
           singleRun: false,
           replayOnly: false,
           attach: attachTo(byConversation, conversationId),
+        }),
+      )
+    },
+    subscribeUser(userId, types) {
+      const attach = attachTo(byUser, userId)
+      return track(
+        createSubscription({
+          maxQueue,
+          start: null,
+          loadStored: async () => [],
+          baselineSeq: () => 0,
+          endsWith: () => false,
+          singleRun: false,
+          replayOnly: false,
+          // Filtered before queueing, so a burst of text deltas never makes this subscription lag.
+          attach: (receive) =>
+            attach((envelopes) => {
+              const wanted = envelopes.filter((envelope) => types.includes(envelope.type))
+              if (wanted.length > 0) receive(wanted)
+            }),
         }),
       )
     },

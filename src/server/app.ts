@@ -35,7 +35,9 @@ import { registerRunRoutes } from './routes/run-routes.js'
 import { registerSessionRoutes } from './routes/session-routes.js'
 import { registerSettingsRoutes } from './routes/settings-routes.js'
 import { registerTokenRoutes } from './routes/token-routes.js'
+import { registerUsageRoutes } from './routes/usage-routes.js'
 import { registerWorkspaceRoutes } from './routes/workspace-routes.js'
+import { defaultWebRoot, registerWebApp } from './web-app.js'
 
 /** JSON API bodies are small; the proxy (its own limit, proxy.bodyLimitMb) carries images and histories. */
 export const API_BODY_LIMIT_BYTES = 1024 * 1024
@@ -53,7 +55,8 @@ export interface RuntimeServices {
   finalizeRun: RunFinalizer
   /** The built-in agent's workspace tools, which the MCP endpoint offers too. */
   tools: ToolRegistry
-  detectAgents: () => Promise<{ adapters: DetectedAdapter[] }>
+  /** Cached for a day; `refresh` looks again (a CLI installed or signed in since). */
+  detectAgents: (options?: { refresh?: boolean }) => Promise<{ adapters: DetectedAdapter[] }>
   adapters: AdapterRegistry
   config: HangarConfig
   projectDir: string
@@ -68,15 +71,11 @@ export interface ServerDeps {
   log: Logger
   info: { version: string; nodeId: string; startedAt: Date }
   policy: { allowLocalProviders: boolean }
+  /** Where the built web UI is (default: the package's dist/web). */
+  webRoot?: string
   /** The run machinery; the daemon always has it (apps built for auth tests alone leave it out). */
   runtime?: RuntimeServices
 }
-
-const HOME_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Hangar</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body style="font:16px system-ui,sans-serif;max-width:36rem;margin:4rem auto;padding:0 1rem">
-<h1>Hangar</h1><p>The daemon is running. Its API is under <code>/api</code>; check it with <code>hangar doctor</code>.</p>
-</body></html>`
 
 export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariables }> {
   const app = new Hono<{ Variables: AppVariables }>()
@@ -102,7 +101,7 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
     }),
   )
 
-  app.get('/', (context) => context.html(HOME_PAGE))
+  registerWebApp(app, { root: deps.webRoot ?? defaultWebRoot() })
   registerHealthRoutes(app, deps)
   app.get('/api/openapi.json', (context) => context.json(createOpenApiDocument(deps.info.version)))
   app.get('/api/docs', (context) => context.html(renderApiDocs(deps.info.version)))
@@ -130,6 +129,7 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
     registerActionRoutes(app, runDeps)
     registerAgentRoutes(app, runDeps)
     registerProfileRoutes(app, runDeps)
+    registerUsageRoutes(app, runDeps)
     registerWorkspaceRoutes(app, runDeps)
     registerEventRoutes(app, { store: deps.store, bus: deps.runtime.bus, log })
   }

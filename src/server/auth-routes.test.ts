@@ -163,6 +163,11 @@ describe.each(STORE_ENGINES)('auth routes ($name)', (engine) => {
       expect(listText).not.toContain(token.slice(17, 49))
 
       expect((await get('/api/settings/providers', bearer(token))).status).toBe(200)
+      const session = await get('/api/session', { cookie })
+      expect(await session.json()).toEqual({
+        user: { id: testApp.owner.id, name: 'owner', role: 'owner' },
+        via: 'session',
+      })
 
       const reused = await testApp.app.request(`${URL_BASE}/api/login`, jsonInit('POST', { token: link }))
       await expectUnauthorized(reused, 'already used')
@@ -175,6 +180,7 @@ describe.each(STORE_ENGINES)('auth routes ($name)', (engine) => {
       expect(logout.status).toBe(204)
       expect(logout.headers.get('set-cookie')).toMatch(/^hangar_session=; Max-Age=0; Path=\//)
       await expectUnauthorized(await get('/api/tokens', { cookie }), 'signed out')
+      await expectUnauthorized(await get('/api/session', { cookie }), 'signed out')
       // Signing out ends the browser session only; the PAT it created keeps working.
       expect((await get('/api/settings/providers', bearer(token))).status).toBe(200)
     })

@@ -90,6 +90,62 @@ const WORKSPACE_REMOVAL = {
   },
 }
 
+const USAGE_NUMBERS = {
+  inputTokens: { type: 'integer' },
+  outputTokens: { type: 'integer' },
+  cacheReadTokens: { type: 'integer' },
+  cacheWriteTokens: { type: 'integer' },
+  costUsd: { type: 'number' },
+  requests: { type: 'integer', description: 'Model requests the proxy metered' },
+  runs: { type: 'integer' },
+}
+
+const USAGE = {
+  type: 'object',
+  required: ['from', 'to', 'groupBy', 'total', 'groups', 'budgets'],
+  properties: {
+    from: { type: 'string', format: 'date-time' },
+    to: { type: 'string', format: 'date-time' },
+    groupBy: { enum: ['day', 'agent'] },
+    total: { type: 'object', properties: USAGE_NUMBERS },
+    groups: {
+      type: 'array',
+      description:
+        'groupBy=day: every UTC day of the range (zero-filled), with byAgent; agent: costliest first',
+      items: {
+        type: 'object',
+        required: ['key'],
+        properties: {
+          key: { type: 'string', description: 'YYYY-MM-DD or the agent' },
+          ...USAGE_NUMBERS,
+          byAgent: {
+            type: 'object',
+            additionalProperties: {
+              type: 'object',
+              properties: { costUsd: { type: 'number' }, tokens: { type: 'integer' } },
+            },
+          },
+        },
+      },
+    },
+    budgets: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['profile', 'usd', 'window', 'since', 'spentUsd', 'fraction'],
+        properties: {
+          profile: { type: 'string' },
+          usd: { type: 'number' },
+          window: { type: 'string' },
+          since: { type: 'string', format: 'date-time' },
+          spentUsd: { type: 'number' },
+          fraction: { type: 'number', description: 'spentUsd / usd; 1 or more is spent' },
+        },
+      },
+    },
+  },
+}
+
 const OPERATIONS: Operation[] = [
   {
     method: 'get',
@@ -107,6 +163,13 @@ const OPERATIONS: Operation[] = [
     body: z.strictObject({ token: z.string() }),
   },
   { method: 'post', path: '/api/logout', summary: 'End the current session' },
+  { method: 'get', path: '/api/session', summary: 'Who is signed in (the web UI asks on load)' },
+  {
+    method: 'get',
+    path: '/api/activity',
+    summary: 'Server-sent run-start, run-end and approval-required events of all your runs (live only)',
+    stream: true,
+  },
   { method: 'get', path: '/api/agents', summary: 'Adapters with detection, capabilities, and profiles' },
   {
     method: 'get',
@@ -226,6 +289,13 @@ const OPERATIONS: Operation[] = [
     method: 'get',
     path: '/api/profiles/{name}/feeds',
     summary: "A profile's resolved feed manifest (declaration order) with each feed's last fetch state",
+  },
+  {
+    method: 'get',
+    path: '/api/usage',
+    summary:
+      'Tokens and cost per UTC day or per agent (query: from, to as dates or ISO times; groupBy=day|agent; default the last 30 days by day), and each budget',
+    response: USAGE,
   },
   {
     method: 'get',

@@ -186,6 +186,82 @@ describe.each(STORE_ENGINES)('store ($name)', (engine) => {
     expect(await store.forUser(bob.id).runs.get(run.id)).toBeUndefined()
   })
 
+  it('adds up usage per agent and day from proxied requests and unproxied runs, each counted once', async () => {
+    const scope = store.forUser(alice.id)
+    const proxiedRun = await scope.runs.create({
+      agent: 'reviewer',
+      adapter: 'claude-code',
+      prompt: 'p',
+      cwd: '/w',
+    })
+    const unproxiedRun = await scope.runs.create({ agent: 'codex', adapter: 'codex', prompt: 'p', cwd: '/w' })
+    const usage = { inputTokens: 100, outputTokens: 20, cacheReadTokens: 3, cacheWriteTokens: 1 }
+    // The proxied run's own totals must not count again next to its requests.
+    await scope.runs.update(proxiedRun.id, { usage: { ...usage, costUsd: 9 }, costUsd: 9 })
+    await scope.runs.update(unproxiedRun.id, { usage: { ...usage, costUsd: 0.5 }, costUsd: 0.5 })
+    const request = (
+      id: string,
+      runId: string | null,
+      status: number,
+      startedAt: string,
+      costUsd: number | null,
+    ) => ({
+      id,
+      runId,
+      tokenId: 'tok',
+      profile: 'reviewer',
+      family: 'anthropic',
+      method: 'POST',
+      path: '/v1/messages',
+      model: 'm',
+      stream: false,
+      status,
+      feeds: [],
+      usage,
+      costUsd,
+      error: null,
+      startedAt,
+      durationMs: 1,
+    })
+    await scope.proxyRequests.record(request('preq_a', proxiedRun.id, 200, '2026-03-01T10:00:00.000Z', 0.25))
+    await scope.proxyRequests.record(request('preq_b', proxiedRun.id, 200, '2026-03-02T10:00:00.000Z', null))
+    await scope.proxyRequests.record(request('preq_c', null, 200, '2026-03-02T11:00:00.000Z', 0.5))
+    await scope.proxyRequests.record(request('preq_d', proxiedRun.id, 502, '2026-03-02T12:00:00.000Z', 7))
+    await scope.proxyRequests.record(request('preq_e', proxiedRun.id, 200, '2026-04-01T00:00:00.000Z', 3))
+
+    const range = { from: '2026-03-01T00:00:00.000Z', to: '2999-01-01T00:00:00.000Z' }
+    const cells = (await scope.usage.cells(range)).filter(
+      (cell) => cell.day < '2026-04-01' || cell.agent === 'codex',
+    )
+    const byKey = Object.fromEntries(
+      cells.map((cell) => [`${cell.agent} ${cell.agent === 'codex' ? 'today' : cell.day}`, cell]),
+    )
+    expect(Object.keys(byKey).sort()).toEqual(['codex today', 'reviewer 2026-03-01', 'reviewer 2026-03-02'])
+    expect(byKey['reviewer 2026-03-01']).toMatchObject({
+      ...usage,
+      costUsd: 0.25,
+      requests: 1,
+      runIds: [proxiedRun.id],
+    })
+    // The 502 is left out; the unpriced request counts its tokens and no cost; the token request has no run.
+    expect(byKey['reviewer 2026-03-02']).toMatchObject({
+      inputTokens: 200,
+      outputTokens: 40,
+      costUsd: 0.5,
+      requests: 2,
+      runIds: [proxiedRun.id],
+    })
+    expect(byKey['codex today']).toMatchObject({
+      ...usage,
+      costUsd: 0.5,
+      requests: 0,
+      runIds: [unproxiedRun.id],
+    })
+    const march = await scope.usage.cells({ from: range.from, to: '2026-03-01T23:59:59.999Z' })
+    expect(march.map((cell) => cell.day)).toEqual(['2026-03-01'])
+    expect(await store.forUser(bob.id).usage.cells(range)).toEqual([])
+  })
+
   it('keeps the proxy request log per user: totals of a run, a profile budget window, run tokens apart', async () => {
     const scope = store.forUser(alice.id)
     const run = await scope.runs.create({

@@ -16,6 +16,7 @@ import {
 } from './repositories/credentials-repository.js'
 import { createProfilesRepository } from './repositories/profiles-repository.js'
 import { createProxyRequestsRepository } from './repositories/proxy-requests-repository.js'
+import { createUsageRepository } from './repositories/usage-repository.js'
 import { createRunQueue, createRunsRepository } from './repositories/runs-repository.js'
 import { createSessionsRepository } from './repositories/sessions-repository.js'
 import { createTokensRepository } from './repositories/tokens-repository.js'
@@ -35,6 +36,7 @@ function createUserScope(context: RepositoryContext, userId: string) {
     audit: createAuditRepository(context, userId),
     workspaces: createWorkspacesRepository(context, userId),
     proxyRequests: createProxyRequestsRepository(context, userId),
+    usage: createUsageRepository(context, userId),
   }
 }
 

@@ -240,7 +240,52 @@ describe('REST runs and conversations', () => {
     ).toBe(400)
     expect((await api('DELETE', '/api/profiles/careful')).status).toBe(204)
     expect((await api('GET', '/api/profiles/careful')).status).toBe(404)
-    expect((await api('GET', '/api/usage')).status).toBe(501)
+    expect((await api('GET', '/api/nodes')).status).toBe(501)
+  })
+
+  // A profile made over the API (or in the web UI) is an agent like hangar.yaml's, budget included: it
+  // was refused as "unknown agent", and its budget was never enforced.
+  it('runs a profile made over the API, enforces its budget, and reports usage per agent and day', async () => {
+    const created = await api('POST', '/api/profiles', {
+      name: 'thrifty',
+      definition: { adapter: 'builtin', budget: { usd: 0.000001, window: '1d' } },
+    })
+    expect(created.status).toBe(201)
+    const first = await api<RunJson>('POST', '/api/runs', { agent: 'thrifty', prompt: 'Just talk. NOTOOL' })
+    expect(first.status, JSON.stringify(first.json)).toBe(201)
+    expect((await waitForStatus(first.json.id, ['succeeded', 'failed'])).status).toBe('succeeded')
+    const second = await api<RunJson>('POST', '/api/runs', { agent: 'thrifty', prompt: 'Again. NOTOOL' })
+    const refused = await waitForStatus(second.json.id, ['succeeded', 'failed'])
+    expect(refused.status).toBe('failed')
+    expect(refused.reason).toMatch(/budget/)
+
+    type Usage = {
+      total: { requests: number; runs: number; costUsd: number }
+      groups: { key: string; costUsd: number; runs: number; byAgent?: Record<string, { costUsd: number }> }[]
+      budgets: { profile: string; usd: number; spentUsd: number; fraction: number }[]
+    }
+    const perAgent = await api<Usage>('GET', '/api/usage?groupBy=agent')
+    expect(perAgent.status).toBe(200)
+    const thrifty = perAgent.json.groups.find((group) => group.key === 'thrifty')
+    expect(thrifty?.costUsd).toBeGreaterThan(0)
+    expect(thrifty?.runs).toBe(1)
+    expect(perAgent.json.budgets).toContainEqual(
+      expect.objectContaining({ profile: 'thrifty', usd: 0.000001, fraction: expect.any(Number) }),
+    )
+    expect(
+      perAgent.json.budgets.find((budget) => budget.profile === 'thrifty')!.fraction,
+    ).toBeGreaterThanOrEqual(1)
+    const perDay = await api<Usage>('GET', '/api/usage')
+    expect(perDay.json.groups).toHaveLength(30)
+    const today = new Date().toISOString().slice(0, 10)
+    expect(perDay.json.groups.at(-1)?.key).toBe(today)
+    expect(perDay.json.groups.at(-1)?.byAgent?.thrifty?.costUsd).toBe(thrifty?.costUsd)
+    expect(perDay.json.total.requests).toBeGreaterThan(0)
+    const bad = await api<{ error: { message: string } }>('GET', '/api/usage?from=yesterday')
+    expect(bad.status).toBe(400)
+    expect(bad.json.error.message).toBe(
+      'from must be a date (2026-11-01) or an ISO-8601 time, not "yesterday"',
+    )
   })
 
   it('lists agents with capabilities, the built-in one included', async () => {

@@ -1,12 +1,15 @@
-// GET /api/agents: every adapter with its detection (installed, version, sign-in) and capabilities, plus
+// GET /api/agents[?refresh=1]: every adapter with its detection (installed, version, sign-in) and capabilities, plus
 // the built-in agent, and the profiles of hangar.yaml.
 import type { Hono } from 'hono'
 import type { RuntimeServices } from '../app.js'
 import type { AppVariables } from '../auth-middleware.js'
 
 /** What GET /api/agents and the MCP tool list_agents answer. */
-export async function describeAgents(runtime: Pick<RuntimeServices, 'detectAgents' | 'config'>) {
-  const { adapters } = await runtime.detectAgents()
+export async function describeAgents(
+  runtime: Pick<RuntimeServices, 'detectAgents' | 'config'>,
+  options: { refresh?: boolean } = {},
+) {
+  const { adapters } = await runtime.detectAgents(options)
   const profiles = Object.entries(runtime.config.agents).map(([name, profile]) => ({
     name,
     ...profile,
@@ -37,5 +40,9 @@ export function registerAgentRoutes(
   app: Hono<{ Variables: AppVariables }>,
   deps: { runtime: RuntimeServices },
 ): void {
-  app.get('/api/agents', async (context) => context.json(await describeAgents(deps.runtime)))
+  // `?refresh=1` detects again instead of answering from the day-long cache (`hangar agents --refresh`).
+  app.get('/api/agents', async (context) => {
+    const refresh = ['1', 'true'].includes(context.req.query('refresh') ?? '')
+    return context.json(await describeAgents(deps.runtime, { refresh }))
+  })
 }

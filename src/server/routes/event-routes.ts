@@ -14,6 +14,7 @@ import { conversationEventId, parseLastEventId, runEventId, streamSubscription }
 export const REPLAY_PAGE_SIZE = 500
 /** More runs than one conversation will have; the oldest beyond it would not be replayed. */
 const MAX_CONVERSATION_RUNS = 10_000
+const ACTIVITY_TYPES = ['run-start', 'run-end', 'approval-required'] as const
 
 export interface EventRouteDeps {
   store: Store
@@ -46,6 +47,13 @@ export function registerEventRoutes(app: Hono<{ Variables: AppVariables }>, deps
       loadStored: (after) => runs.listEvents(run.id, { afterSeq: after, limit: REPLAY_PAGE_SIZE }),
     })
     return streamSubscription(context, subscription, { ...streamOptions, idOf: runEventId })
+  })
+
+  // What the web UI's lists watch: runs starting and ending and proposals waiting, for all of the caller's
+  // runs. Live only: a client refetches its lists when it (re)connects, so there is nothing to replay.
+  app.get('/api/activity', (context) => {
+    const subscription = deps.bus.subscribeUser(context.get('principal').user.id, ACTIVITY_TYPES)
+    return streamSubscription(context, subscription, { ...streamOptions, idOf: conversationEventId })
   })
 
   app.get('/api/conversations/:id/events', async (context) => {

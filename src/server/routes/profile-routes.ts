@@ -98,9 +98,7 @@ export function registerProfileRoutes(
     }))
     return context.json({ profile: name, feeds })
   })
-  for (const route of ['/api/usage', '/api/nodes']) {
-    app.get(route, () => {
-      throw new AppError('not_implemented', `${route} arrives with a later milestone`)
-    })
-  }
+  app.get('/api/nodes', () => {
+    throw new AppError('not_implemented', '/api/nodes arrives with a later milestone')
+  })
 }

@@ -52,6 +52,13 @@ export function registerSessionRoutes(
     return context.json({ user: { id: user.id, name: user.name, role: user.role } })
   })
 
+  // Who is signed in: the web UI asks on load (a 401 means show how to sign in).
+  app.get('/api/session', createAuthMiddleware(deps.auth), (context) => {
+    const principal = context.get('principal')
+    const { id, name, role } = principal.user
+    return context.json({ user: { id, name, role }, via: principal.via })
+  })
+
   app.post('/api/logout', createAuthMiddleware(deps.auth), async (context) => {
     await deps.auth.endSession(context.get('principal'))
     deleteCookie(context, SESSION_COOKIE, { path: '/' })

@@ -1,0 +1,317 @@
+// The web UI in real Chromium against a real daemon on loopback: real Claude Code and the built-in agent
+// answer through the mock model. What a new user does after `npm start`: open the printed link, talk to an
+// agent and watch it stream, switch agent, decide proposals, cancel, accept a fallback, set a provider key
+// (which never comes back), create and revoke a token, and sign out. Screenshots go to test-artifacts/web-ui.
+import { readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
+import { launchChromium, screenshot } from '../helpers/browser.js'
+import { type FeedProject, startFeedProject } from '../helpers/feed-project.js'
+import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
+import { loopbackOnlyEnv, startRefusingProxy, TEST_API_KEY, testCliPath } from '../helpers/real-cli-cases.js'
+
+const PROVIDER_KEY = 'sk-ant-web-ui-secret-4321'
+
+describe('web UI', () => {
+  let mock: MockModelServer
+  let refusing: Awaited<ReturnType<typeof startRefusingProxy>>
+  let shop: FeedProject
+  let daemon: RunningDaemon
+  let cliToken: string
+  let browser: Browser
+  let context: BrowserContext
+  let page: Page
+  const pageErrors: string[] = []
+  /** Every non-streaming response body the browser received, to prove secrets never came back. */
+  const responseBodies: string[] = []
+
+  async function api<T>(
+    method: string,
+    route: string,
+    body?: unknown,
+    token = cliToken,
+  ): Promise<{ status: number; json: T }> {
+    const response = await fetch(`${daemon.url}${route}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    })
+    const text = await response.text()
+    return { status: response.status, json: (text ? JSON.parse(text) : undefined) as T }
+  }
+
+  const runs = (statusOf: Page) => statusOf.locator('section.run')
+  const conversationId = () => /\/conversations\/([^/]+)$/.exec(new URL(page.url()).pathname)?.[1] ?? ''
+
+  async function startConversation(agent: string, text: string): Promise<string> {
+    await page.getByRole('link', { name: 'Conversations' }).click()
+    const form = page.getByRole('region', { name: 'New conversation' })
+    await form.getByLabel('Agent').selectOption(agent)
+    await form.getByRole('textbox', { name: 'Message' }).fill(text)
+    await form.getByRole('button', { name: 'Send' }).click()
+    await page.waitForURL(/\/conversations\/conv_/)
+    return conversationId()
+  }
+
+  beforeAll(async () => {
+    mock = await startMockModelServer()
+    refusing = await startRefusingProxy()
+    shop = await startFeedProject('web-ui', 'deploys are frozen')
+    await writeFile(
+      path.join(shop.project, 'hangar.yaml'),
+      [
+        'services:',
+        `  ops: { url: "${shop.feedUrl}" }`,
+        'agents:',
+        '  reviewer:',
+        '    adapter: claude-code',
+        '    feeds: [{ source: ops, path: /api/v1/status, ttl: 60 }]',
+        '    budget: { usd: 5, window: 1d }',
+      ].join('\n'),
+    )
+    const env = cleanEnv({
+      PATH: [...testCliPath(), path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(
+        ':',
+      ),
+      HOME: shop.home,
+      ANTHROPIC_BASE_URL: mock.url,
+      ANTHROPIC_API_KEY: TEST_API_KEY,
+      CLAUDE_CODE_MAX_RETRIES: '1',
+      ...loopbackOnlyEnv(refusing.url),
+    })
+    daemon = await startDaemon(['--data-dir', path.join(shop.root, 'data')], { env, cwd: shop.project })
+    cliToken = (
+      JSON.parse(await readFile(path.join(shop.root, 'data', 'daemon.json'), 'utf8')) as { token: string }
+    ).token
+    browser = await launchChromium()
+    context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+    page = await context.newPage()
+    page.on('pageerror', (error) => pageErrors.push(error.message))
+    page.on('dialog', (dialog) => void dialog.accept())
+    page.on('response', (response) => {
+      if ((response.headers()['content-type'] ?? '').includes('text/event-stream')) return
+      response.text().then(
+        (text) => responseBodies.push(text),
+        () => {},
+      )
+    })
+  }, 90_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await daemon?.stop()
+    await mock?.close()
+    await refusing?.close()
+    await shop?.close()
+  })
+
+  it('signs in with the one-time link hangar up printed', async () => {
+    const link = /Sign in: (\S+)/.exec(daemon.stdout())?.[1]
+    expect(link).toMatch(/\/login#hgl_/)
+    await page.goto(link!)
+    await page.waitForURL(/\/conversations$/)
+    await expect.poll(() => page.getByRole('navigation', { name: 'Main' }).isVisible()).toBe(true)
+    await screenshot(page, 'conversations-empty')
+  })
+
+  it('starts a conversation with Claude Code and shows its reply while it streams', async () => {
+    await startConversation('claude-code', 'Please greet me. SLOW=120')
+    const run = runs(page).first()
+    // Seen at least once: the run still running and part of its text already on screen.
+    // (Browser-side code is given as text: this project's types have no DOM.)
+    await page.waitForFunction(
+      `(() => {
+        const section = document.querySelector('section.run')
+        const text = section?.querySelector('.agent-text')?.textContent ?? ''
+        return section?.getAttribute('data-status') === 'running' && text.length > 0
+      })()`,
+      undefined,
+      { timeout: 60_000, polling: 50 },
+    )
+    const partial = await run.locator('.agent-text').first().textContent()
+    await expect.poll(() => run.getAttribute('data-status'), { timeout: 60_000 }).toBe('succeeded')
+    const full = await run.locator('.agent-text').first().textContent()
+    expect(full).toContain('mock reply to:')
+    expect(full!.length).toBeGreaterThan(partial!.length)
+    await expect.poll(() => run.locator('.run-foot').textContent()).toMatch(/tokens/)
+    await screenshot(page, 'chat-claude')
+  }, 120_000)
+
+  it('switches the conversation to the built-in agent and confirms its proposal in the chat', async () => {
+    const id = conversationId()
+    await page.getByLabel('Agent').selectOption('builtin')
+    await page
+      .getByRole('textbox', { name: 'Message' })
+      .fill('Write the notes. FILE=approved.txt CONTENT=approved')
+    await page.getByRole('button', { name: 'Send' }).click()
+    const proposal = page.getByRole('article', { name: /Proposal:/ })
+    await proposal.waitFor({ timeout: 30_000 })
+    expect(await runs(page).nth(1).getAttribute('data-status')).toBe('awaiting_confirmation')
+    expect(await proposal.locator('.diff').textContent()).toContain('+approved')
+    await screenshot(page, 'chat-proposal')
+    await proposal.getByRole('button', { name: 'Confirm' }).click()
+    await expect.poll(() => runs(page).count(), { timeout: 30_000 }).toBe(3)
+    await expect
+      .poll(() => runs(page).nth(2).getAttribute('data-status'), { timeout: 30_000 })
+      .toBe('succeeded')
+
+    const conversation = await api<{ profile: string; workspaceId: string }>(
+      'GET',
+      `/api/conversations/${id}`,
+    )
+    expect(conversation.json.profile).toBe('builtin')
+    const workspace = await api<{ path: string }>('GET', `/api/workspaces/${conversation.json.workspaceId}`)
+    expect(await readFile(path.join(workspace.json.path, 'approved.txt'), 'utf8')).toBe('approved\n')
+  }, 90_000)
+
+  it('shows a new proposal on the approvals page live and rejects it with a reason', async () => {
+    const id = conversationId()
+    await page.getByRole('link', { name: /^Approvals/ }).click()
+    await page.getByText('Nothing is waiting for you.').waitFor()
+    // Proposed while the page is open (as from the CLI or another tab): it must appear without a reload.
+    const sent = await api('POST', `/api/conversations/${id}/messages`, {
+      text: 'FILE=rejected.txt',
+      agent: 'builtin',
+    })
+    expect(sent.status).toBe(202)
+    const card = page.getByRole('article', { name: /Proposal:/ })
+    await card.waitFor({ timeout: 30_000 })
+    await expect.poll(() => page.locator('nav .count').textContent()).toBe('1')
+    await screenshot(page, 'approvals')
+    await card.getByRole('button', { name: 'Reject' }).click()
+    await card.getByLabel('Reason for rejecting').fill('not this file')
+    await card.getByRole('button', { name: 'Reject' }).click()
+    await page.getByText('Nothing is waiting for you.').waitFor()
+    const actions = await api<{ summary: string; status: string; decisionReason: string | null }[]>(
+      'GET',
+      '/api/actions',
+    )
+    const rejected = actions.json.find((action) => action.status === 'rejected')
+    expect(rejected?.decisionReason).toBe('not this file')
+  }, 60_000)
+
+  it('creates a profile in the UI, and offers the fallback agent when its run fails', async () => {
+    await page.getByRole('link', { name: 'Agents' }).click()
+    await page.getByRole('button', { name: 'New profile' }).click()
+    const form = page.getByRole('form', { name: 'New profile' })
+    await form.getByLabel('Name').fill('broken')
+    await form.getByLabel('Adapter').selectOption('claude-code')
+    await form.getByLabel(/Extra CLI flags/).fill('--no-such-flag')
+    await form.getByRole('button', { name: 'Save profile' }).click()
+    await page.locator('[data-profile="broken"]').waitFor()
+    // Capabilities drive what the UI promises: OpenClaw prints nothing until it ends, and says so.
+    const noStream = page.locator('[data-adapter="openclaw"] .feature-off', { hasText: 'no live stream' })
+    expect(await noStream.getAttribute('title')).toMatch(/prints nothing until it finishes/)
+    await screenshot(page, 'agents')
+
+    await startConversation('broken', 'Say something')
+    await expect
+      .poll(() => runs(page).first().getAttribute('data-status'), { timeout: 60_000 })
+      .toBe('failed')
+    const retry = page.getByRole('button', { name: 'Retry with builtin' })
+    await retry.click()
+    await expect.poll(() => runs(page).count(), { timeout: 30_000 }).toBe(2)
+    await expect
+      .poll(() => runs(page).nth(1).getAttribute('data-status'), { timeout: 30_000 })
+      .toBe('succeeded')
+    expect(await runs(page).nth(1).locator('.run-agent').textContent()).toBe('builtin')
+    expect(await runs(page).nth(1).locator('.agent-text').textContent()).toContain('Say something')
+  }, 120_000)
+
+  it('cancels a running agent', async () => {
+    await startConversation('claude-code', 'Wait for me. HANG')
+    const run = runs(page).first()
+    await expect.poll(() => run.getAttribute('data-status'), { timeout: 60_000 }).toBe('running')
+    await run.getByRole('button', { name: 'Cancel' }).click()
+    await expect.poll(() => run.getAttribute('data-status'), { timeout: 30_000 }).toBe('cancelled')
+    await page.getByRole('link', { name: 'Runs' }).click()
+    await page.locator('tr[data-run-id]').first().waitFor()
+    expect(await page.locator('tr[data-run-id] .badge').allTextContents()).toEqual(
+      expect.arrayContaining(['cancelled', 'failed', 'succeeded', 'awaiting confirmation']),
+    )
+    await screenshot(page, 'runs')
+  }, 120_000)
+
+  it('stores a provider key that never comes back to the browser', async () => {
+    await page.getByRole('link', { name: 'Settings' }).click()
+    const anthropic = page.getByRole('form', { name: 'anthropic settings' })
+    await anthropic.getByLabel('API key').fill(PROVIDER_KEY)
+    await anthropic.getByRole('button', { name: 'Save' }).click()
+    await expect.poll(() => anthropic.getByTestId('key-state').textContent()).toBe('configured ••••4321')
+    await page.reload()
+    const reloaded = page.getByRole('form', { name: 'anthropic settings' })
+    await expect.poll(() => reloaded.getByTestId('key-state').textContent()).toBe('configured ••••4321')
+    expect(await reloaded.getByLabel('API key').inputValue()).toBe('')
+    expect(await page.content()).not.toContain(PROVIDER_KEY)
+    expect(responseBodies.length).toBeGreaterThan(10)
+    expect(responseBodies.filter((body) => body.includes(PROVIDER_KEY))).toEqual([])
+    expect(daemon.stdout() + daemon.stderr()).not.toContain(PROVIDER_KEY)
+    // The feed of hangar.yaml and its last fetch (the Claude runs above fetched it) are listed too.
+    expect(await page.getByRole('table', { name: 'Feeds of reviewer' }).textContent()).toContain('status')
+  })
+
+  it('creates a token, shows it once, and revokes it', async () => {
+    const tokens = page.getByRole('region', { name: 'Personal access tokens' })
+    await tokens.getByLabel('Name').fill('laptop curl')
+    await tokens.getByRole('button', { name: 'Create token' }).click()
+    const secret = (await tokens.getByTestId('new-token').textContent()) ?? ''
+    expect(secret).toMatch(/^hgr_/)
+    expect((await api('GET', '/api/runs', undefined, secret)).status).toBe(200)
+    await screenshot(page, 'settings')
+    await tokens.getByRole('button', { name: 'Done' }).click()
+    expect(await tokens.getByTestId('new-token').count()).toBe(0)
+    const row = tokens.locator('li', { hasText: 'laptop curl' })
+    await row.getByRole('button', { name: 'Revoke' }).click()
+    await row.waitFor({ state: 'detached' })
+    expect((await api('GET', '/api/runs', undefined, secret)).status).toBe(401)
+  })
+
+  it('charts usage and budgets, and fits a phone screen in the dark theme', async () => {
+    await page.getByRole('link', { name: 'Usage' }).click()
+    await page.getByRole('img', { name: 'Cost per day, by agent' }).waitFor()
+    await page.getByRole('table', { name: 'Usage per agent' }).locator('tbody tr').first().waitFor()
+    expect(await page.getByRole('meter', { name: 'reviewer budget used' }).count()).toBe(1)
+    await screenshot(page, 'usage')
+
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.getByRole('button', { name: /Change theme/ }).click()
+    await page.getByRole('button', { name: /Change theme/ }).click()
+    expect(await page.evaluate('document.documentElement.dataset.theme')).toBe('dark')
+    await page.getByRole('link', { name: 'Conversations' }).click()
+    await page.locator('.list-item').first().click()
+    await runs(page).first().waitFor()
+    // Nothing wider than the screen: no sideways scrolling on a phone.
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390)
+    await screenshot(page, 'chat-phone-dark')
+    await page.setViewportSize({ width: 1280, height: 860 })
+  })
+
+  it('is installable: a manifest, icons and a service worker that never caches the API', async () => {
+    const manifest = (await (await fetch(`${daemon.url}/manifest.webmanifest`)).json()) as {
+      icons: { src: string }[]
+    }
+    expect(manifest).toMatchObject({ display: 'standalone', start_url: '/' })
+    for (const icon of manifest.icons) expect((await fetch(`${daemon.url}${icon.src}`)).status).toBe(200)
+    const worker = await page.evaluate<string>(
+      'navigator.serviceWorker.ready.then((registration) => registration.active?.scriptURL)',
+    )
+    expect(worker).toBe(`${daemon.url}/sw.js`)
+    const cached = await page.evaluate<string[]>(`(async () => {
+      const names = await caches.keys()
+      const lists = await Promise.all(names.map(async (name) => (await (await caches.open(name)).keys()).map((request) => request.url)))
+      return lists.flat()
+    })()`)
+    expect(cached.length).toBeGreaterThan(0)
+    expect(cached.filter((url) => new URL(url).pathname.startsWith('/api/'))).toEqual([])
+  })
+
+  it('signs out', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.getByRole('heading', { name: 'Sign in to Hangar' }).waitFor()
+    const session = await page.evaluate<number>(`fetch('/api/session').then((response) => response.status)`)
+    expect(session).toBe(401)
+    expect(pageErrors).toEqual([])
+  })
+})

@@ -1,0 +1,171 @@
+// One run of a conversation as the chat shows it: the person's message, then the agent's text (streaming
+// while it runs), collapsible reasoning and tool calls, file changes with their diffs, proposals waiting for
+// a decision, errors, and the run's usage and cost.
+import { ActionCard } from '../components/action-card'
+import { DiffView } from '../components/diff-view'
+import { StatusBadge, isActiveStatus } from '../components/status-badge'
+import { formatTokens, formatUsd, runDuration, totalTokens } from '../lib/format'
+import type { PendingAction, Run } from '../lib/types'
+import type { RunTranscript, TranscriptItem } from './transcript'
+
+function show(value: unknown): string {
+  if (value === undefined) return ''
+  return typeof value === 'string' ? value : JSON.stringify(value, null, 2)
+}
+
+/** What a tool call without a result is doing, by the state of its run. */
+function pendingToolNote(status: string): string {
+  if (isActiveStatus(status)) return 'running…'
+  return status === 'awaiting_confirmation' ? 'waiting for your decision' : 'no result'
+}
+
+function ItemView({
+  item,
+  status,
+  actions,
+  onDecided,
+}: {
+  item: TranscriptItem
+  status: string
+  actions: Map<string, PendingAction>
+  onDecided: () => void
+}) {
+  switch (item.kind) {
+    case 'text':
+      return <div className="agent-text">{item.text}</div>
+    case 'reasoning':
+      return (
+        <details className="reasoning">
+          <summary>Reasoning</summary>
+          <div className="reasoning-text">{item.text}</div>
+        </details>
+      )
+    case 'tool':
+      return (
+        <details className={`tool-call${item.isError ? ' tool-error' : ''}`}>
+          <summary>
+            <span className="tool-name">{item.name}</span>
+            {item.output === undefined ? (
+              <span className="muted small"> {pendingToolNote(status)}</span>
+            ) : item.isError ? (
+              <span className="small bad"> failed</span>
+            ) : null}
+          </summary>
+          <div className="tool-body">
+            <div className="small muted">Input</div>
+            <pre>{show(item.input)}</pre>
+            {item.output !== undefined && (
+              <>
+                <div className="small muted">Result</div>
+                <pre>{show(item.output)}</pre>
+              </>
+            )}
+          </div>
+        </details>
+      )
+    case 'file':
+      return (
+        <details className="file-change" open={item.diff !== undefined && item.diff.length < 4000}>
+          <summary>
+            <span className={`badge badge-${item.change === 'delete' ? 'bad' : 'good'}`}>{item.change}</span>{' '}
+            <code>{item.path}</code>
+          </summary>
+          {item.diff ? (
+            <DiffView diff={item.diff} label={`Diff of ${item.path}`} />
+          ) : (
+            <p className="muted small">No diff recorded.</p>
+          )}
+        </details>
+      )
+    case 'approval': {
+      const action = actions.get(item.actionId)
+      if (action) return <ActionCard action={action} onDecided={onDecided} />
+      return (
+        <p className="muted small approval-note">
+          Proposal: {item.summary} <span className="small">(decided)</span>
+        </p>
+      )
+    }
+    case 'error':
+      return (
+        <div className="run-error" role="note">
+          <strong>{item.code}</strong>: {item.message}
+        </div>
+      )
+    case 'raw':
+      return (
+        <details className="raw-lines">
+          <summary className="small muted">
+            {item.lines.length} line(s) of agent output Hangar did not parse
+          </summary>
+          <pre>{item.lines.join('\n')}</pre>
+        </details>
+      )
+  }
+}
+
+export function RunView({
+  run,
+  transcript,
+  actions,
+  onDecided,
+  onCancel,
+}: {
+  run: Run
+  transcript: RunTranscript | undefined
+  actions: Map<string, PendingAction>
+  onDecided: () => void
+  onCancel: (runId: string) => void
+}) {
+  const status = transcript?.end?.status ?? run.status
+  const active = isActiveStatus(status)
+  const usage = transcript?.usage ?? run.usage
+  const cost = usage?.costUsd ?? run.costUsd
+  const items = transcript?.items ?? []
+  const reason = transcript?.end?.reason ?? run.reason
+  return (
+    <section className="run" aria-label={`Run ${run.id}`} data-run-id={run.id} data-status={status}>
+      {run.continues ? (
+        <p className="continued muted small">Continued after your decision</p>
+      ) : (
+        <div className="user-message">{run.prompt}</div>
+      )}
+      <div className="agent-message">
+        <header className="run-head">
+          <span className="run-agent">{transcript?.start?.agent ?? run.agent}</span>
+          {(transcript?.start?.model ?? run.model) && (
+            <span className="muted small">{transcript?.start?.model ?? run.model}</span>
+          )}
+          <StatusBadge status={status} />
+          {active && (
+            <button type="button" className="button small-button" onClick={() => onCancel(run.id)}>
+              Cancel
+            </button>
+          )}
+        </header>
+        {items.map((item, index) => (
+          <ItemView key={index} item={item} status={status} actions={actions} onDecided={onDecided} />
+        ))}
+        {active && (
+          <p className="working" role="status">
+            <span className="spinner" aria-hidden="true" />{' '}
+            {status === 'queued' ? 'Waiting for a free slot…' : 'Working…'}
+          </p>
+        )}
+        {!active && reason && status !== 'succeeded' && <p className="run-reason">{reason}</p>}
+        <footer className="run-foot small muted">
+          <span>{runDuration(run)}</span>
+          {usage && (
+            <span title="input + output + cache tokens">{formatTokens(totalTokens(usage))} tokens</span>
+          )}
+          {cost !== null && cost !== undefined && <span>{formatUsd(cost)}</span>}
+          {transcript?.start && !transcript.start.proxied && (
+            <span title="This run talked to its provider directly: no feeds, usage as the agent reported it">
+              not proxied
+            </span>
+          )}
+        </footer>
+      </div>
+    </section>
+  )
+}

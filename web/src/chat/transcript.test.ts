@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest'
+import type { AgentEvent, EventEnvelope } from '../../../src/core/events'
+import { applyEvent, type Transcript } from './transcript'
+
+let seq = 0
+const envelope = (event: AgentEvent, runId = 'run_A'): EventEnvelope => ({
+  ...event,
+  v: 1,
+  runId,
+  seq: ++seq,
+  ts: '2026-11-22T00:00:00.000Z',
+})
+const fold = (envelopes: EventEnvelope[], start: Transcript = {}) => envelopes.reduce(applyEvent, start)
+
+describe('transcript', () => {
+  it('grows one text item from adjacent deltas, keeps reasoning apart, and pairs tool results with calls', () => {
+    seq = 0
+    const transcript = fold([
+      envelope({ type: 'run-start', agent: 'builtin', adapter: 'builtin', cwd: '/w', proxied: true }),
+      envelope({ type: 'reasoning-delta', text: 'think' }),
+      envelope({ type: 'text-delta', text: 'Hel' }),
+      envelope({ type: 'text-delta', text: 'lo' }),
+      envelope({ type: 'tool-call', toolCallId: 't1', name: 'read_file', input: { path: 'a' } }),
+      envelope({ type: 'text-delta', text: 'after' }),
+      envelope({ type: 'tool-result', toolCallId: 't1', output: 'content', isError: false }),
+      envelope({ type: 'raw', stream: 'stderr', value: 'x' }),
+      envelope({ type: 'raw', stream: 'stderr', value: 'y' }),
+    ])
+    expect(transcript.run_A!.items).toEqual([
+      { kind: 'reasoning', text: 'think' },
+      { kind: 'text', text: 'Hello' },
+      {
+        kind: 'tool',
+        toolCallId: 't1',
+        name: 'read_file',
+        input: { path: 'a' },
+        output: 'content',
+        isError: false,
+      },
+      { kind: 'text', text: 'after' },
+      { kind: 'raw', lines: ['x', 'y'] },
+    ])
+  })
+
+  it('ignores an event it already has (a replay after a reconnect)', () => {
+    seq = 0
+    const first = envelope({ type: 'text-delta', text: 'once' })
+    const once = fold([first])
+    expect(applyEvent(once, first)).toBe(once)
+  })
+
+  it('counts proxy usage over the agent’s own report, and takes run-end totals last', () => {
+    seq = 0
+    const usage = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 }
+    const transcript = fold([
+      envelope({ type: 'usage', source: 'agent', ...usage }),
+      envelope({ type: 'usage', source: 'proxy', ...usage, costUsd: 0.5 }),
+      envelope({ type: 'usage', source: 'agent', ...usage }),
+      envelope({ type: 'usage', source: 'proxy', ...usage, costUsd: 0.25 }),
+    ])
+    expect(transcript.run_A!.usage).toEqual({ ...usage, inputTokens: 20, outputTokens: 10, costUsd: 0.75 })
+    const ended = applyEvent(
+      transcript,
+      envelope({ type: 'run-end', status: 'succeeded', usage: { ...usage, costUsd: 1 } }),
+    )
+    expect(ended.run_A!.usage).toEqual({ ...usage, costUsd: 1 })
+    expect(ended.run_A!.end?.status).toBe('succeeded')
+  })
+})

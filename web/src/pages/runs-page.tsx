@@ -1,0 +1,152 @@
+// Every run: status, agent, duration, usage and cost, its workspace and whether that was finalized (with a
+// retry when it failed), and what it waits on. Live: rows change as runs start and end.
+import { useState } from 'react'
+import { StatusBadge, isActiveStatus } from '../components/status-badge'
+import { StreamIndicator } from '../components/stream-indicator'
+import { useToast } from '../components/toasts'
+import { useActivity } from '../lib/activity'
+import { api } from '../lib/api'
+import { formatTokens, formatUsd, formatWhen, runDuration, totalTokens } from '../lib/format'
+import { Link } from '../lib/router'
+import type { Run, RunStatus } from '../lib/types'
+import { useResource } from '../lib/use-resource'
+
+const FILTERS: (RunStatus | '')[] = [
+  '',
+  'running',
+  'queued',
+  'awaiting_confirmation',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'interrupted',
+]
+
+export function RunsPage() {
+  const toast = useToast()
+  const [status, setStatus] = useState<RunStatus | ''>('')
+  const runs = useResource<Run[]>(`/api/runs?limit=200${status ? `&status=${status}` : ''}`)
+  const state = useActivity(() => void runs.reload())
+
+  async function act(run: Run, verb: 'cancel' | 'finalize') {
+    try {
+      await api('POST', `/api/runs/${run.id}/${verb}`)
+      toast.success(verb === 'cancel' ? 'Cancelling the run' : 'Workspace finalized')
+      await runs.reload()
+    } catch (error) {
+      toast.error(error)
+    }
+  }
+
+  return (
+    <div className="page">
+      <header className="page-head">
+        <h1>Runs</h1>
+        <StreamIndicator state={state} />
+        <span className="grow" />
+        <label className="inline-label">
+          <span className="small muted">Status</span>
+          <select value={status} onChange={(event) => setStatus(event.target.value as RunStatus | '')}>
+            {FILTERS.map((value) => (
+              <option key={value} value={value}>
+                {value ? value.replaceAll('_', ' ') : 'all'}
+              </option>
+            ))}
+          </select>
+        </label>
+      </header>
+      {runs.data && runs.data.length === 0 && (
+        <p className="empty">No runs{status ? ` with status ${status}` : ''}.</p>
+      )}
+      <div className="table-wrap">
+        <table className="table" aria-label="Runs">
+          <thead>
+            <tr>
+              <th>Status</th>
+              <th>Agent</th>
+              <th>Prompt</th>
+              <th>Started</th>
+              <th>Duration</th>
+              <th>Tokens</th>
+              <th>Cost</th>
+              <th>Workspace</th>
+              <th>Depends on</th>
+              <th>
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {(runs.data ?? []).map((run) => (
+              <tr key={run.id} data-run-id={run.id}>
+                <td>
+                  <StatusBadge status={run.status} />
+                </td>
+                <td>
+                  {run.agent}
+                  {run.model && <div className="muted small">{run.model}</div>}
+                </td>
+                <td className="prompt-cell">
+                  <Link
+                    to={run.conversationId ? `/conversations/${run.conversationId}` : `/runs/${run.id}`}
+                    title={run.prompt}
+                  >
+                    {run.continues ? '(continued after a decision)' : run.prompt.slice(0, 80) || run.id}
+                  </Link>
+                  {run.reason && run.status !== 'succeeded' && (
+                    <div className="muted small">{run.reason}</div>
+                  )}
+                </td>
+                <td className="nowrap">{formatWhen(run.startedAt ?? run.createdAt)}</td>
+                <td className="nowrap">{runDuration(run)}</td>
+                <td>{run.usage ? formatTokens(totalTokens(run.usage)) : '—'}</td>
+                <td>{formatUsd(run.costUsd ?? run.usage?.costUsd)}</td>
+                <td className="path-cell" title={run.cwd}>
+                  <code>{run.cwd.split('/').slice(-2).join('/')}</code>
+                  {run.workspaceFinalize === 'failed' ? (
+                    <div className="bad small" title={run.finalizeReason ?? ''}>
+                      finalize failed
+                    </div>
+                  ) : run.workspaceFinalize === 'ok' ? (
+                    <div className="muted small">finalized</div>
+                  ) : null}
+                </td>
+                <td>
+                  {run.dependsOn.length === 0
+                    ? '—'
+                    : run.dependsOn.map((id) => (
+                        <div key={id}>
+                          <Link to={`/runs/${id}`}>
+                            <code>{id.slice(-8)}</code>
+                          </Link>
+                        </div>
+                      ))}
+                </td>
+                <td className="nowrap">
+                  {isActiveStatus(run.status) && (
+                    <button
+                      type="button"
+                      className="button small-button"
+                      onClick={() => void act(run, 'cancel')}
+                    >
+                      Cancel
+                    </button>
+                  )}
+                  {run.workspaceFinalize === 'failed' && (
+                    <button
+                      type="button"
+                      className="button small-button"
+                      onClick={() => void act(run, 'finalize')}
+                    >
+                      Retry finalize
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  )
+}

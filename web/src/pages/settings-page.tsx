@@ -1,0 +1,17 @@
+// Settings: provider credentials, personal access tokens, and feeds.
+import { FeedSettingsSection } from './feed-settings'
+import { ProviderSettingsSection } from './provider-settings'
+import { TokenSettingsSection } from './token-settings'
+
+export function SettingsPage() {
+  return (
+    <div className="page">
+      <header className="page-head">
+        <h1>Settings</h1>
+      </header>
+      <ProviderSettingsSection />
+      <TokenSettingsSection />
+      <FeedSettingsSection />
+    </div>
+  )
+}
