@@ -1,5 +1,6 @@
 // The adapter contract (adapter-v1). An adapter is data plus pure functions: how to find, launch, talk
 // to and parse one agent CLI. One supervisor spawns them all; one parser per output format.
+import type { AdapterCapabilities } from '../core/api-types.js'
 import type { AdapterId } from '../core/adapter-ids.js'
 import type { AgentEvent, UsageTotals } from '../core/events.js'
 
@@ -20,20 +21,7 @@ export interface ModelEndpoint {
   model?: string
 }
 
-export interface AdapterCapabilities {
-  /** Token-level (or at least event-level) output while the run goes; false = one result at the end. */
-  streaming: boolean
-  /** Can continue its own earlier session. */
-  resume: boolean
-  /** Edits files by patch/replace rather than rewriting them whole. */
-  surgicalEdit: boolean
-  /** Loads skills from a folder in the workspace by itself. */
-  nativeSkillLoading: boolean
-  /** Has a permission/approval mode we can set headlessly. */
-  permissionMode: boolean
-  /** Typical context window of its default model, in tokens, when known. */
-  contextWindowHint: number | null
-}
+export type { AdapterCapabilities }
 
 /** How skills reach the agent: copied into its native folder, placed as an instruction file, or prompted. */
 export type SkillStrategy =

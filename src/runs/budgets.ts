@@ -1,6 +1,7 @@
 // Budgets per profile (`budget: { usd, window }`), in one place for the proxy, which refuses a request once
 // one is spent, and for GET /api/usage, which shows how close each is. A profile of hangar.yaml wins over
 // one of the user's own with the same name (the profile routes keep the names apart anyway).
+import type { BudgetStatus } from '../core/api-types.js'
 import { type HangarConfig, type ProfileConfig, ProfileSchema } from '../core/config.js'
 import { parseDuration } from '../core/duration.js'
 import type { Store } from '../store/store.js'
@@ -8,16 +9,7 @@ import { loadUserProfiles } from './resolve-agent.js'
 
 export type Budget = NonNullable<ProfileConfig['budget']>
 
-export interface BudgetStatus {
-  profile: string
-  usd: number
-  window: string
-  /** Start of the window (ISO-8601): what the proxy metered since then counts. */
-  since: string
-  spentUsd: number
-  /** spentUsd / usd: 1 or more means spent. */
-  fraction: number
-}
+export type { BudgetStatus }
 
 export interface BudgetDeps {
   config: Pick<HangarConfig, 'agents'>

@@ -71,8 +71,8 @@ export interface ServerDeps {
   log: Logger
   info: { version: string; nodeId: string; startedAt: Date }
   policy: { allowLocalProviders: boolean }
-  /** Where the built web UI is (default: the package's dist/web). */
-  webRoot?: string
+  /** Where the built web UI is (default: the package's dist/web); null serves the API alone. */
+  webRoot?: string | null
   /** The run machinery; the daemon always has it (apps built for auth tests alone leave it out). */
   runtime?: RuntimeServices
 }
@@ -101,7 +101,7 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
     }),
   )
 
-  registerWebApp(app, { root: deps.webRoot ?? defaultWebRoot() })
+  if (deps.webRoot !== null) registerWebApp(app, { root: deps.webRoot ?? defaultWebRoot() })
   registerHealthRoutes(app, deps)
   app.get('/api/openapi.json', (context) => context.json(createOpenApiDocument(deps.info.version)))
   app.get('/api/docs', (context) => context.html(renderApiDocs(deps.info.version)))

@@ -63,6 +63,8 @@ export async function openTestApp(options: TestAppOptions = {}): Promise<TestApp
     log: silentLogger,
     info: TEST_INFO,
     policy: { allowLocalProviders: options.allowLocalProviders ?? true },
+    // The API alone: whether dist/web was built must not change what these tests see.
+    webRoot: null,
   })
 
   return {

@@ -3,9 +3,10 @@
 // each profile's budget is spent (budgets keep their own window, whatever the range).
 import type { Hono } from 'hono'
 import { z } from 'zod'
+import type { UsageGroup, UsageNumbers, UsageReport } from '../../core/api-types.js'
 import { AppError } from '../../core/errors.js'
 import { allBudgets } from '../../runs/budgets.js'
-import type { UsageCell } from '../../store/repositories/usage-repository.js'
+import { addUsage, type UsageCell, zeroUsage } from '../../store/repositories/usage-repository.js'
 import type { RuntimeServices, ServerDeps } from '../app.js'
 import type { AppVariables } from '../auth-middleware.js'
 
@@ -19,16 +20,6 @@ const querySchema = z.object({
   to: z.string().optional(),
   groupBy: z.enum(['day', 'agent'], { error: 'groupBy must be "day" or "agent"' }).default('day'),
 })
-
-interface UsageNumbers {
-  inputTokens: number
-  outputTokens: number
-  cacheReadTokens: number
-  cacheWriteTokens: number
-  costUsd: number
-  requests: number
-  runs: number
-}
 
 /** A date (YYYY-MM-DD, UTC) or an ISO-8601 datetime; a date-only `to` means the end of that day. */
 function parseBound(name: 'from' | 'to', value: string): Date {
@@ -48,21 +39,9 @@ function startOfUtcDay(date: Date): Date {
 
 function sumOf(cells: readonly UsageCell[]): UsageNumbers {
   const runIds = new Set<string>()
-  const total = {
-    inputTokens: 0,
-    outputTokens: 0,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    costUsd: 0,
-    requests: 0,
-  }
+  const total = zeroUsage()
   for (const cell of cells) {
-    total.inputTokens += cell.inputTokens
-    total.outputTokens += cell.outputTokens
-    total.cacheReadTokens += cell.cacheReadTokens
-    total.cacheWriteTokens += cell.cacheWriteTokens
-    total.costUsd += cell.costUsd
-    total.requests += cell.requests
+    addUsage(total, cell)
     for (const id of cell.runIds) runIds.add(id)
   }
   return { ...total, runs: runIds.size }
@@ -109,10 +88,7 @@ export function registerUsageRoutes(
       allBudgets({ config: deps.runtime.config, store: deps.store }, userId),
     ])
 
-    let groups: (UsageNumbers & {
-      key: string
-      byAgent?: Record<string, { costUsd: number; tokens: number }>
-    })[]
+    let groups: UsageGroup[]
     if (query.data.groupBy === 'day') {
       const byDay = groupBy(cells, (cell) => cell.day)
       groups = Array.from({ length: days }, (_, index) => {
@@ -131,6 +107,13 @@ export function registerUsageRoutes(
         .map(([key, agentCells]) => ({ key, ...sumOf(agentCells) }))
         .sort((a, b) => b.costUsd - a.costUsd || tokensOf(b) - tokensOf(a) || a.key.localeCompare(b.key))
     }
-    return context.json({ ...range, groupBy: query.data.groupBy, total: sumOf(cells), groups, budgets })
+    const report: UsageReport = {
+      ...range,
+      groupBy: query.data.groupBy,
+      total: sumOf(cells),
+      groups,
+      budgets,
+    }
+    return context.json(report)
   })
 }

@@ -1,33 +1,12 @@
 // Pending actions: writes proposed by the built-in agent or an MCP client, held until a person decides.
 // Deciding is a conditional UPDATE (status still pending, not expired, this user's): exactly one winner.
+import type { ActionStatus, PendingAction } from '../../core/api-types.js'
 import type { WriteClassification } from '../../core/events.js'
 import { newId } from '../../core/ids.js'
 import type { PendingActionsTable } from '../schema.js'
 import { fromJson, nowIso, type RepositoryContext } from './context.js'
 
-export type ActionStatus =
-  'pending' | 'applied' | 'rejected' | 'expired' | 'conflict' | 'failed' | 'superseded'
-
-export interface PendingAction {
-  id: string
-  runId: string | null
-  conversationId: string | null
-  tool: string
-  toolCallId: string | null
-  input: unknown
-  inputHash: string
-  summary: string
-  diff: string | null
-  classification: WriteClassification
-  origin: 'chat' | 'mcp'
-  status: ActionStatus
-  decisionReason: string | null
-  result: unknown
-  precondition: { path: string; sha256: string | null } | null
-  createdAt: string
-  expiresAt: string
-  decidedAt: string | null
-}
+export type { ActionStatus, PendingAction }
 
 function toAction(row: PendingActionsTable): PendingAction {
   return {

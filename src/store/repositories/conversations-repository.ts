@@ -1,21 +1,13 @@
 // Conversations and their normalized messages. Message `seq` is dense per conversation; the unique
 // (conversation_id, seq) constraint turns a racing second writer into an error instead of a fork.
 import { sql } from 'kysely'
+import type { Conversation } from '../../core/api-types.js'
 import { newId } from '../../core/ids.js'
 import type { Message } from '../../core/messages.js'
 import type { ConversationsTable, MessagesTable } from '../schema.js'
 import { nowIso, type RepositoryContext } from './context.js'
 
-export interface Conversation {
-  id: string
-  title: string
-  profile: string
-  project: string
-  workspaceId: string | null
-  status: ConversationsTable['status']
-  createdAt: string
-  updatedAt: string
-}
+export type { Conversation }
 
 export interface StoredMessage {
   id: string

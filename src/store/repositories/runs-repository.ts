@@ -1,39 +1,13 @@
 // Runs and their event log. Events carry a dense per-run seq chosen by the one event writer; the
 // (run_id, seq) primary key makes a duplicate or re-ordered write fail loudly.
+import type { Run } from '../../core/api-types.js'
 import type { EventEnvelope, RunStatus, UsageTotals } from '../../core/events.js'
 import { PROTOCOL_VERSION } from '../../core/events.js'
 import { newId } from '../../core/ids.js'
 import type { RunEventsTable, RunsTable } from '../schema.js'
 import { fromJson, nowIso, type RepositoryContext } from './context.js'
 
-export interface Run {
-  id: string
-  conversationId: string | null
-  agent: string
-  adapter: string
-  model: string | null
-  prompt: string
-  cwd: string
-  status: RunStatus
-  reason: string | null
-  continues: string | null
-  dependsOn: string[]
-  owner: { node: string | null; pid: number | null; bootId: string | null }
-  /** The agent CLI's process group (= its pid), for reaping. */
-  agentPgid: number | null
-  sessionId: string | null
-  usage: UsageTotals | null
-  costUsd: number | null
-  workspaceFinalize: 'ok' | 'failed' | null
-  finalizeReason: string | null
-  /** The status the agent reached, while a failed finalize holds the run `failed`. */
-  agentStatus: RunStatus | null
-  /** What a retried finalize needs (the SSH sync state); opaque to the store. */
-  workspaceSync: unknown
-  createdAt: string
-  startedAt: string | null
-  endedAt: string | null
-}
+export type { Run }
 
 function toRun(row: RunsTable): Run {
   return {

@@ -1,22 +1,38 @@
 // Usage over time, per agent and UTC day, for GET /api/usage. Two sources, never counted twice: every
 // request the proxy metered (runs and `hangar env` tokens alike), and the runs that were not proxied but
 // reported their own usage. `substr(…, 1, 10)` of an ISO-8601 UTC timestamp is its day on both engines.
+import type { UsageNumbers } from '../../core/api-types.js'
 import type { UsageTotals } from '../../core/events.js'
 import { fromJson, type RepositoryContext, toCount } from './context.js'
 
-export interface UsageCell {
+/** Usage of one agent on one UTC day. */
+export interface UsageCell extends Omit<UsageNumbers, 'runs'> {
   agent: string
   /** YYYY-MM-DD (UTC). */
   day: string
-  inputTokens: number
-  outputTokens: number
-  cacheReadTokens: number
-  cacheWriteTokens: number
-  /** The priced part; 0 when nothing was priced. */
-  costUsd: number
-  requests: number
   /** Run ids that contributed (proxied runs through their requests, plus unproxied runs). */
   runIds: string[]
+}
+
+type UsageSums = Omit<UsageNumbers, 'runs'>
+
+export const zeroUsage = (): UsageSums => ({
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  costUsd: 0,
+  requests: 0,
+})
+
+/** Adds `source` into `target`, field by field. */
+export function addUsage(target: UsageSums, source: UsageSums): void {
+  target.inputTokens += source.inputTokens
+  target.outputTokens += source.outputTokens
+  target.cacheReadTokens += source.cacheReadTokens
+  target.cacheWriteTokens += source.cacheWriteTokens
+  target.costUsd += source.costUsd
+  target.requests += source.requests
 }
 
 export function createUsageRepository(context: RepositoryContext, userId: string) {
@@ -78,40 +94,27 @@ export function createUsageRepository(context: RepositoryContext, userId: string
         const key = `${agent}\u0000${day}`
         let cell = cells.get(key)
         if (!cell) {
-          cell = {
-            agent,
-            day,
-            inputTokens: 0,
-            outputTokens: 0,
-            cacheReadTokens: 0,
-            cacheWriteTokens: 0,
-            costUsd: 0,
-            requests: 0,
-            runIds: [],
-          }
+          cell = { agent, day, ...zeroUsage(), runIds: [] }
           cells.set(key, cell)
         }
         return cell
       }
       for (const row of proxied) {
-        const cell = cellOf(row.profile, row.day)
-        cell.inputTokens += toCount(row.input)
-        cell.outputTokens += toCount(row.output)
-        cell.cacheReadTokens += toCount(row.cacheRead)
-        cell.cacheWriteTokens += toCount(row.cacheWrite)
-        cell.costUsd += Number(row.cost ?? 0)
-        cell.requests += toCount(row.requests)
+        addUsage(cellOf(row.profile, row.day), {
+          inputTokens: toCount(row.input),
+          outputTokens: toCount(row.output),
+          cacheReadTokens: toCount(row.cacheRead),
+          cacheWriteTokens: toCount(row.cacheWrite),
+          costUsd: Number(row.cost ?? 0),
+          requests: toCount(row.requests),
+        })
       }
       for (const row of proxiedRuns) cellOf(row.profile, row.day).runIds.push(row.run_id!)
       for (const row of unproxied) {
         const usage = fromJson<UsageTotals>(row.usage)
         if (!usage) continue
         const cell = cellOf(row.agent, row.created_at.slice(0, 10))
-        cell.inputTokens += usage.inputTokens
-        cell.outputTokens += usage.outputTokens
-        cell.cacheReadTokens += usage.cacheReadTokens
-        cell.cacheWriteTokens += usage.cacheWriteTokens
-        cell.costUsd += row.cost_usd ?? usage.costUsd ?? 0
+        addUsage(cell, { ...usage, costUsd: row.cost_usd ?? usage.costUsd ?? 0, requests: 0 })
         cell.runIds.push(row.id)
       }
       return [...cells.values()]

@@ -1,19 +1,21 @@
 // What the REST API answers, as the UI reads it. Event and config types come from src/core (type-only:
-// nothing of the daemon is bundled); the rest mirrors the JSON of the routes in src/server/routes.
+// nothing of the daemon is bundled); the few shapes core does not hold mirror src/server/routes.
+import type { AdapterCapabilities, Conversation, Run, UsageReport } from '../../../src/core/api-types'
 import type { ProfileConfig } from '../../../src/core/config'
-import type { RunStatus, UsageTotals, WriteClassification } from '../../../src/core/events'
 
-export type { RunStatus, UsageTotals, WriteClassification }
+export type {
+  BudgetStatus,
+  Conversation,
+  PendingAction,
+  Run,
+  UsageGroup,
+  UsageNumbers,
+  UsageReport,
+} from '../../../src/core/api-types'
+export type { RunStatus, UsageTotals, WriteClassification } from '../../../src/core/events'
+export type Capabilities = AdapterCapabilities
+export type UsageResponse = UsageReport
 export type ProfileDefinition = ProfileConfig
-
-export interface Capabilities {
-  streaming: boolean
-  resume: boolean
-  surgicalEdit: boolean
-  nativeSkillLoading: boolean
-  permissionMode: boolean
-  contextWindowHint: number | null
-}
 
 export interface AdapterInfo {
   id: string
@@ -38,59 +40,10 @@ export interface Profile {
   updatedAt?: string
 }
 
-export interface Run {
-  id: string
-  conversationId: string | null
-  agent: string
-  adapter: string
-  model: string | null
-  prompt: string
-  cwd: string
-  status: RunStatus
-  reason: string | null
-  continues: string | null
-  dependsOn: string[]
-  sessionId: string | null
-  usage: UsageTotals | null
-  costUsd: number | null
-  workspaceFinalize: 'ok' | 'failed' | null
-  finalizeReason: string | null
-  createdAt: string
-  startedAt: string | null
-  endedAt: string | null
-}
-
-export interface Conversation {
-  id: string
-  title: string
-  profile: string
-  project: string
-  workspaceId: string | null
-  status: string
-  createdAt: string
-  updatedAt: string
-}
-
 export interface ConversationDetail extends Conversation {
   runs: Run[]
   /** Agents to try after a failed run, best first; offered, never applied by the server. */
   fallback: string[] | null
-}
-
-export interface PendingAction {
-  id: string
-  runId: string | null
-  conversationId: string | null
-  tool: string
-  summary: string
-  diff: string | null
-  classification: WriteClassification
-  origin: 'chat' | 'mcp'
-  status: string
-  decisionReason: string | null
-  createdAt: string
-  expiresAt: string
-  decidedAt: string | null
 }
 
 export interface ProviderSettings {
@@ -136,37 +89,4 @@ export interface Workspace {
   branch?: string | null
   status?: string
   conversationId?: string | null
-}
-
-export interface UsageNumbers {
-  inputTokens: number
-  outputTokens: number
-  cacheReadTokens: number
-  cacheWriteTokens: number
-  costUsd: number
-  requests: number
-  runs: number
-}
-
-export interface UsageGroup extends UsageNumbers {
-  key: string
-  byAgent?: Record<string, { costUsd: number; tokens: number }>
-}
-
-export interface BudgetStatus {
-  profile: string
-  usd: number
-  window: string
-  since: string
-  spentUsd: number
-  fraction: number
-}
-
-export interface UsageResponse {
-  from: string
-  to: string
-  groupBy: 'day' | 'agent'
-  total: UsageNumbers
-  groups: UsageGroup[]
-  budgets: BudgetStatus[]
 }

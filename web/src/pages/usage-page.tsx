@@ -26,6 +26,11 @@ const tokensOf = (group: {
   cacheWriteTokens: number
 }) => group.inputTokens + group.outputTokens + group.cacheReadTokens + group.cacheWriteTokens
 
+const CHARTS = [
+  { measure: 'costUsd', heading: 'Cost per day', title: 'Cost per day, by agent', format: formatUsd },
+  { measure: 'tokens', heading: 'Tokens per day', title: 'Tokens per day, by agent', format: formatTokens },
+] as const
+
 export function UsagePage() {
   const [days, setDays] = useState(30)
   const from = useMemo(() => startOfDayUtc(days - 1), [days])
@@ -33,19 +38,13 @@ export function UsagePage() {
   const perAgent = useResource<UsageResponse>(`/api/usage?groupBy=agent&from=${encodeURIComponent(from)}`)
 
   const agents = useMemo(() => (perAgent.data?.groups ?? []).map((group) => group.key), [perAgent.data])
-  const dayLabel = (key: string) => key.slice(5)
-  const costByDay: BarDatum[] = (perDay.data?.groups ?? []).map((group) => ({
-    label: dayLabel(group.key),
-    values: Object.fromEntries(
-      Object.entries(group.byAgent ?? {}).map(([agent, value]) => [agent, value.costUsd]),
-    ),
-  }))
-  const tokensByDay: BarDatum[] = (perDay.data?.groups ?? []).map((group) => ({
-    label: dayLabel(group.key),
-    values: Object.fromEntries(
-      Object.entries(group.byAgent ?? {}).map(([agent, value]) => [agent, value.tokens]),
-    ),
-  }))
+  const byDay = (measure: 'costUsd' | 'tokens'): BarDatum[] =>
+    (perDay.data?.groups ?? []).map((group) => ({
+      label: group.key.slice(5),
+      values: Object.fromEntries(
+        Object.entries(group.byAgent ?? {}).map(([agent, value]) => [agent, value[measure]]),
+      ),
+    }))
   const total = perDay.data?.total
   const budgets = perDay.data?.budgets ?? []
 
@@ -88,24 +87,12 @@ export function UsagePage() {
           </div>
         </div>
       )}
-      <section className="card">
-        <h2>Cost per day</h2>
-        <BarChart
-          data={costByDay}
-          series={agents}
-          format={(value) => formatUsd(value)}
-          title="Cost per day, by agent"
-        />
-      </section>
-      <section className="card">
-        <h2>Tokens per day</h2>
-        <BarChart
-          data={tokensByDay}
-          series={agents}
-          format={(value) => formatTokens(value)}
-          title="Tokens per day, by agent"
-        />
-      </section>
+      {CHARTS.map((chart) => (
+        <section key={chart.measure} className="card">
+          <h2>{chart.heading}</h2>
+          <BarChart data={byDay(chart.measure)} series={agents} format={chart.format} title={chart.title} />
+        </section>
+      ))}
       <section className="card">
         <h2>Per agent</h2>
         {perAgent.data && perAgent.data.groups.length === 0 && (

@@ -1,0 +1,127 @@
+// The JSON the REST API answers with, for the server that writes it and every client that reads it (the
+// web UI imports these; it may import nothing else of ours but src/core). Pure types: no I/O, no schema.
+import type { RunStatus, UsageTotals, WriteClassification } from './events.js'
+
+/** What an adapter can do; the web UI shows and hides features by these. */
+export interface AdapterCapabilities {
+  /** Token-level (or at least event-level) output while the run goes; false = one result at the end. */
+  streaming: boolean
+  /** Can continue its own earlier session. */
+  resume: boolean
+  /** Edits files by patch/replace rather than rewriting them whole. */
+  surgicalEdit: boolean
+  /** Loads skills from a folder in the workspace by itself. */
+  nativeSkillLoading: boolean
+  /** Has a permission/approval mode we can set headlessly. */
+  permissionMode: boolean
+  /** Typical context window of its default model, in tokens, when known. */
+  contextWindowHint: number | null
+}
+
+export interface Run {
+  id: string
+  conversationId: string | null
+  agent: string
+  adapter: string
+  model: string | null
+  prompt: string
+  cwd: string
+  status: RunStatus
+  reason: string | null
+  continues: string | null
+  dependsOn: string[]
+  owner: { node: string | null; pid: number | null; bootId: string | null }
+  /** The agent CLI's process group (= its pid), for reaping. */
+  agentPgid: number | null
+  sessionId: string | null
+  usage: UsageTotals | null
+  costUsd: number | null
+  workspaceFinalize: 'ok' | 'failed' | null
+  finalizeReason: string | null
+  /** The status the agent reached, while a failed finalize holds the run `failed`. */
+  agentStatus: RunStatus | null
+  /** What a retried finalize needs (the SSH sync state); opaque to the store. */
+  workspaceSync: unknown
+  createdAt: string
+  startedAt: string | null
+  endedAt: string | null
+}
+
+export type ConversationStatus = 'idle' | 'running' | 'awaiting_confirmation'
+
+export interface Conversation {
+  id: string
+  title: string
+  profile: string
+  project: string
+  workspaceId: string | null
+  status: ConversationStatus
+  createdAt: string
+  updatedAt: string
+}
+
+export type ActionStatus =
+  'pending' | 'applied' | 'rejected' | 'expired' | 'conflict' | 'failed' | 'superseded'
+
+export interface PendingAction {
+  id: string
+  runId: string | null
+  conversationId: string | null
+  tool: string
+  toolCallId: string | null
+  input: unknown
+  inputHash: string
+  summary: string
+  diff: string | null
+  classification: WriteClassification
+  origin: 'chat' | 'mcp'
+  status: ActionStatus
+  decisionReason: string | null
+  result: unknown
+  precondition: { path: string; sha256: string | null } | null
+  createdAt: string
+  expiresAt: string
+  decidedAt: string | null
+}
+
+/** Tokens, cost and counts of one group of GET /api/usage (or its total). */
+export interface UsageNumbers {
+  inputTokens: number
+  outputTokens: number
+  cacheReadTokens: number
+  cacheWriteTokens: number
+  /** The priced part; 0 when nothing was priced. */
+  costUsd: number
+  /** Model requests the proxy metered. */
+  requests: number
+  runs: number
+}
+
+export interface UsageGroup extends UsageNumbers {
+  /** YYYY-MM-DD (UTC) with groupBy=day, else the agent. */
+  key: string
+  /** groupBy=day: each agent's share of that day. */
+  byAgent?: Record<string, { costUsd: number; tokens: number }>
+}
+
+/** A profile's budget (`budget: { usd, window }`) and what the proxy metered against it. */
+export interface BudgetStatus {
+  profile: string
+  usd: number
+  window: string
+  /** Start of the window (ISO-8601): what the proxy metered since then counts. */
+  since: string
+  spentUsd: number
+  /** spentUsd / usd: 1 or more means spent. */
+  fraction: number
+}
+
+/** GET /api/usage. */
+export interface UsageReport {
+  from: string
+  to: string
+  groupBy: 'day' | 'agent'
+  total: UsageNumbers
+  groups: UsageGroup[]
+  budgets: BudgetStatus[]
+}
