@@ -19,6 +19,7 @@ describe('web UI', () => {
   let refusing: Awaited<ReturnType<typeof startRefusingProxy>>
   let shop: FeedProject
   let daemon: RunningDaemon
+  let daemonEnv: NodeJS.ProcessEnv
   let cliToken: string
   let browser: Browser
   let context: BrowserContext
@@ -41,6 +42,11 @@ describe('web UI', () => {
     const text = await response.text()
     return { status: response.status, json: (text ? JSON.parse(text) : undefined) as T }
   }
+
+  /** The CLI's session of the running daemon (a new one at each start). */
+  const readCliToken = async () =>
+    (JSON.parse(await readFile(path.join(shop.root, 'data', 'daemon.json'), 'utf8')) as { token: string })
+      .token
 
   const runs = (statusOf: Page) => statusOf.locator('section.run')
   const conversationId = () => /\/conversations\/([^/]+)$/.exec(new URL(page.url()).pathname)?.[1] ?? ''
@@ -71,7 +77,7 @@ describe('web UI', () => {
         '    budget: { usd: 5, window: 1d }',
       ].join('\n'),
     )
-    const env = cleanEnv({
+    daemonEnv = cleanEnv({
       PATH: [...testCliPath(), path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(
         ':',
       ),
@@ -81,10 +87,11 @@ describe('web UI', () => {
       CLAUDE_CODE_MAX_RETRIES: '1',
       ...loopbackOnlyEnv(refusing.url),
     })
-    daemon = await startDaemon(['--data-dir', path.join(shop.root, 'data')], { env, cwd: shop.project })
-    cliToken = (
-      JSON.parse(await readFile(path.join(shop.root, 'data', 'daemon.json'), 'utf8')) as { token: string }
-    ).token
+    daemon = await startDaemon(['--data-dir', path.join(shop.root, 'data')], {
+      env: daemonEnv,
+      cwd: shop.project,
+    })
+    cliToken = await readCliToken()
     browser = await launchChromium()
     context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
     page = await context.newPage()
@@ -142,10 +149,10 @@ describe('web UI', () => {
   it('switches the conversation to the built-in agent and confirms its proposal in the chat', async () => {
     const id = conversationId()
     await page.getByLabel('Agent').selectOption('builtin')
-    await page
-      .getByRole('textbox', { name: 'Message' })
-      .fill('Write the notes. FILE=approved.txt CONTENT=approved')
-    await page.getByRole('button', { name: 'Send' }).click()
+    // Keyboard only: Enter sends.
+    const message = page.getByRole('textbox', { name: 'Message' })
+    await message.fill('Write the notes. FILE=approved.txt CONTENT=approved')
+    await message.press('Enter')
     const proposal = page.getByRole('article', { name: /Proposal:/ })
     await proposal.waitFor({ timeout: 30_000 })
     expect(await runs(page).nth(1).getAttribute('data-status')).toBe('awaiting_confirmation')
@@ -196,6 +203,13 @@ describe('web UI', () => {
     await page.getByRole('link', { name: 'Agents' }).click()
     await page.getByRole('button', { name: 'New profile' }).click()
     const form = page.getByRole('form', { name: 'New profile' })
+    // Refused by the daemon: its own message, in a toast.
+    await form.getByLabel('Name').fill('codex')
+    await form.getByRole('button', { name: 'Save profile' }).click()
+    await expect
+      .poll(() => page.getByRole('alert').allTextContents())
+      .toContainEqual(expect.stringContaining('"codex" is an adapter id; pick another profile name'))
+    await page.getByRole('alert').getByRole('button', { name: 'Dismiss' }).click()
     await form.getByLabel('Name').fill('broken')
     await form.getByLabel('Adapter').selectOption('claude-code')
     await form.getByLabel(/Extra CLI flags/).fill('--no-such-flag')
@@ -306,6 +320,26 @@ describe('web UI', () => {
     expect(cached.length).toBeGreaterThan(0)
     expect(cached.filter((url) => new URL(url).pathname.startsWith('/api/'))).toEqual([])
   })
+
+  it('says live updates dropped while the daemon restarts, and catches up when it is back', async () => {
+    await page.getByRole('link', { name: 'Runs' }).click()
+    await page.getByText('● live').waitFor()
+    const port = new URL(daemon.url).port
+    await daemon.stop()
+    await page.getByText('Reconnecting…').waitFor({ timeout: 15_000 })
+    daemon = await startDaemon(['--data-dir', path.join(shop.root, 'data'), '--port', port], {
+      env: daemonEnv,
+      cwd: shop.project,
+    })
+    cliToken = await readCliToken()
+    // EventSource retries by itself; the browser's session (in the store) is still good.
+    await page.getByText('● live').waitFor({ timeout: 20_000 })
+    const sent = await api<{ id: string }>('POST', '/api/runs', {
+      agent: 'builtin',
+      prompt: 'After the restart. NOTOOL',
+    })
+    await page.locator(`tr[data-run-id="${sent.json.id}"]`).waitFor({ timeout: 15_000 })
+  }, 60_000)
 
   it('signs out', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click()
