@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
+import { type MockModelServer, reply, startMockModelServer } from '../fixtures/mock-model-server.js'
 import { launchChromium, screenshot } from '../helpers/browser.js'
 import { type FeedProject, startFeedProject } from '../helpers/feed-project.js'
 import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
@@ -143,6 +143,20 @@ describe('web UI', () => {
     expect(full).toContain('mock reply to:')
     expect(full!.length).toBeGreaterThan(partial!.length)
     await expect.poll(() => run.locator('.run-foot').textContent()).toMatch(/tokens/)
+
+    // Its file changes, with their diffs.
+    const message = page.getByRole('textbox', { name: 'Message' })
+    await message.fill('Now write it down. FILE=hello.txt CONTENT=greetings')
+    await page.getByRole('button', { name: 'Send' }).click()
+    await expect.poll(() => runs(page).count(), { timeout: 10_000 }).toBe(2)
+    await expect
+      .poll(() => runs(page).nth(1).getAttribute('data-status'), { timeout: 60_000 })
+      .toBe('succeeded')
+    const change = runs(page).nth(1).locator('details.file-change')
+    expect(await change.locator('summary').textContent()).toMatch(/create\s*hello\.txt/)
+    expect(await change.locator('.diff-add').allTextContents()).toContainEqual(
+      expect.stringContaining('+greetings'),
+    )
     await screenshot(page, 'chat-claude')
   }, 120_000)
 
@@ -155,13 +169,13 @@ describe('web UI', () => {
     await message.press('Enter')
     const proposal = page.getByRole('article', { name: /Proposal:/ })
     await proposal.waitFor({ timeout: 30_000 })
-    expect(await runs(page).nth(1).getAttribute('data-status')).toBe('awaiting_confirmation')
+    expect(await runs(page).nth(2).getAttribute('data-status')).toBe('awaiting_confirmation')
     expect(await proposal.locator('.diff').textContent()).toContain('+approved')
     await screenshot(page, 'chat-proposal')
     await proposal.getByRole('button', { name: 'Confirm' }).click()
-    await expect.poll(() => runs(page).count(), { timeout: 30_000 }).toBe(3)
+    await expect.poll(() => runs(page).count(), { timeout: 30_000 }).toBe(4)
     await expect
-      .poll(() => runs(page).nth(2).getAttribute('data-status'), { timeout: 30_000 })
+      .poll(() => runs(page).nth(3).getAttribute('data-status'), { timeout: 30_000 })
       .toBe('succeeded')
 
     const conversation = await api<{ profile: string; workspaceId: string }>(
@@ -224,6 +238,8 @@ describe('web UI', () => {
     await expect
       .poll(() => runs(page).first().getAttribute('data-status'), { timeout: 60_000 })
       .toBe('failed')
+    // The built-in agent's answer is scripted: it thinks first, then answers.
+    mock.enqueue(reply().reasoning('Weighing the options').text('Here is my answer'))
     const retry = page.getByRole('button', { name: 'Retry with builtin' })
     await retry.click()
     await expect.poll(() => runs(page).count(), { timeout: 30_000 }).toBe(2)
@@ -231,7 +247,14 @@ describe('web UI', () => {
       .poll(() => runs(page).nth(1).getAttribute('data-status'), { timeout: 30_000 })
       .toBe('succeeded')
     expect(await runs(page).nth(1).locator('.run-agent').textContent()).toBe('builtin')
-    expect(await runs(page).nth(1).locator('.agent-text').textContent()).toContain('Say something')
+    // The same message went to the fallback agent.
+    expect(mock.requests.at(-1)?.rawBody).toContain('Say something')
+    expect(await runs(page).nth(1).locator('.agent-text').textContent()).toBe('Here is my answer')
+    const reasoning = runs(page).nth(1).locator('details.reasoning')
+    expect(await reasoning.getAttribute('open')).toBeNull()
+    expect(await reasoning.locator('.reasoning-text').isVisible()).toBe(false)
+    await reasoning.locator('summary').click()
+    expect(await reasoning.locator('.reasoning-text').textContent()).toBe('Weighing the options')
   }, 120_000)
 
   it('cancels a running agent', async () => {
@@ -280,6 +303,18 @@ describe('web UI', () => {
     await row.getByRole('button', { name: 'Revoke' }).click()
     await row.waitFor({ state: 'detached' })
     expect((await api('GET', '/api/runs', undefined, secret)).status).toBe(401)
+  })
+
+  it('lists conversations and finds one by search', async () => {
+    await page.getByRole('link', { name: 'Conversations' }).click()
+    const list = page.getByRole('list', { name: 'Conversations' })
+    await expect.poll(() => list.locator('li').count()).toBe(3)
+    await page.getByRole('searchbox', { name: 'Search conversations' }).fill('wait for')
+    await expect.poll(() => list.locator('.list-title').allTextContents()).toEqual(['Wait for me. HANG'])
+    await page.getByRole('searchbox', { name: 'Search conversations' }).fill('nothing like this')
+    await page.getByText('No conversation matches “nothing like this”.').waitFor()
+    await page.getByRole('searchbox', { name: 'Search conversations' }).fill('')
+    await expect.poll(() => list.locator('li').count()).toBe(3)
   })
 
   it('charts usage and budgets, and fits a phone screen in the dark theme', async () => {
