@@ -123,8 +123,8 @@ describe('web UI', () => {
     await screenshot(page, 'conversations-empty')
   })
 
-  it('starts a conversation with Claude Code and shows its reply while it streams', async () => {
-    await startConversation('claude-code', 'Please greet me. SLOW=120')
+  it('starts a conversation with a Claude Code profile and shows its reply while it streams', async () => {
+    await startConversation('reviewer', 'Please greet me. SLOW=120')
     const run = runs(page).first()
     // Seen at least once: the run still running and part of its text already on screen.
     // (Browser-side code is given as text: this project's types have no DOM.)
@@ -285,8 +285,11 @@ describe('web UI', () => {
     expect(responseBodies.length).toBeGreaterThan(10)
     expect(responseBodies.filter((body) => body.includes(PROVIDER_KEY))).toEqual([])
     expect(daemon.stdout() + daemon.stderr()).not.toContain(PROVIDER_KEY)
-    // The feed of hangar.yaml and its last fetch (the Claude runs above fetched it) are listed too.
-    expect(await page.getByRole('table', { name: 'Feeds of reviewer' }).textContent()).toContain('status')
+    // The feed of hangar.yaml and its last fetch (the reviewer's runs above fetched it) are listed too.
+    const feeds = page.getByRole('table', { name: 'Feeds of reviewer' })
+    await expect
+      .poll(() => feeds.locator('tbody tr').allTextContents())
+      .toEqual([expect.stringMatching(/^statusops \/api\/v1\/status60 sfresh/)])
   })
 
   it('creates a token, shows it once, and revokes it', async () => {

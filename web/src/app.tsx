@@ -79,6 +79,10 @@ function PendingCount() {
 
 function Shell({ session, onSignOut }: { session: SessionInfo; onSignOut: () => void }) {
   const path = usePath()
+  const pageName = NAV.find((item) => path === item.to || path.startsWith(`${item.to}/`))?.label
+  useEffect(() => {
+    document.title = pageName ? `${pageName} · Hangar` : 'Hangar'
+  }, [pageName])
   const toast = useToast()
   const { theme, cycleTheme } = useTheme()
   const current =

@@ -1,7 +1,7 @@
 // One conversation: its runs as a chat, streamed live over the conversation's SSE (which replays the whole
 // history first, and what was missed after a reconnect), proposals decided in place, cancel, and the
 // fallback agents to accept after a failure.
-import { useCallback, useEffect, useMemo, useState } from 'react'
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import type { EventEnvelope } from '../../../src/core/events'
 import { applyEvent, type Transcript } from '../chat/transcript'
 import { Composer } from '../chat/composer'
@@ -19,7 +19,7 @@ import { navigate } from '../lib/router'
 export function ChatPage({ id }: { id: string }) {
   const toast = useToast()
   const conversation = useResource<ConversationDetail>(`/api/conversations/${encodeURIComponent(id)}`)
-  const actions = useResource<PendingAction[]>('/api/actions')
+  const actions = useResource<PendingAction[]>('/api/actions?status=pending')
   const { choices } = useAgents()
   const [transcript, setTranscript] = useState<Transcript>({})
   const [agent, setAgent] = useState<string>()
@@ -58,9 +58,17 @@ export function ChatPage({ id }: { id: string }) {
   const lastRun = runs.at(-1)
   const lastStatus = lastRun ? (transcript[lastRun.id]?.end?.status ?? lastRun.status) : undefined
 
+  // Follow new output while the reader is at the bottom; leave them be once they scroll up to read.
+  const following = useRef(true)
   useEffect(() => {
-    const bottom = document.getElementById('chat-end')
-    bottom?.scrollIntoView({ block: 'end' })
+    const onScroll = () => {
+      following.current = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 160
+    }
+    window.addEventListener('scroll', onScroll, { passive: true })
+    return () => window.removeEventListener('scroll', onScroll)
+  }, [])
+  useEffect(() => {
+    if (following.current) document.getElementById('chat-end')?.scrollIntoView({ block: 'end' })
   }, [transcript, runs.length])
 
   const onDecided = useCallback(() => {

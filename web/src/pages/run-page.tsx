@@ -15,7 +15,7 @@ import { useResource } from '../lib/use-resource'
 export function RunPage({ id }: { id: string }) {
   const toast = useToast()
   const run = useResource<Run>(`/api/runs/${encodeURIComponent(id)}`)
-  const actions = useResource<PendingAction[]>('/api/actions')
+  const actions = useResource<PendingAction[]>('/api/actions?status=pending')
   const [transcript, setTranscript] = useState<Transcript>({})
   const { reload } = run
   const onEvent = useCallback(
