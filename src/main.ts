@@ -36,6 +36,7 @@ import { createVault } from './store/vault.js'
 import { createSshTargets, type SshTargets } from './workspaces/ssh/ssh-targets.js'
 import { createRunFinalizer, type RunFinalizer } from './runs/finalize-run.js'
 import { createModelProxy, type ModelProxy } from './runs/model-proxy.js'
+import { createNodeHeartbeat, type NodeHeartbeat } from './runs/node-heartbeat.js'
 import { VERSION } from './version.js'
 import { createWorkspaceService, type WorkspaceService } from './workspaces/workspace-service.js'
 
@@ -91,6 +92,8 @@ export interface Runtime {
   readonly ownerCreated: boolean
   /** The LLM proxy: run tokens, endpoints, metering (served by listen(), or serveProxy() for `hangar run`). */
   readonly modelProxy: ModelProxy
+  /** This daemon's heartbeat among the nodes sharing the store (started by `hangar up`). */
+  readonly heartbeat: NodeHeartbeat
   listen(options: { host: string; port: number }): Promise<RunningServer & { warning?: string }>
   /** The proxy alone on a loopback port, for a run in this process when no daemon serves it. */
   serveProxy(): Promise<RunningServer>
@@ -255,6 +258,15 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         },
       }
     }
+    const heartbeat = createNodeHeartbeat({
+      store,
+      runs,
+      node: { id: info.nodeId, bootId: info.bootId, version: info.version, startedAt: info.startedAt },
+      heartbeatMs: options.config.server.heartbeatMs,
+      leaseMs: options.config.server.leaseMs,
+      clock,
+      log: log.child({ component: 'nodes' }),
+    })
     const finalizeRun = createRunFinalizer({ store, targets, onFinalized: () => scheduler.kick() })
     const workspaces = createWorkspaceService({
       store,
@@ -302,6 +314,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       submitRun,
       detectAgents,
       modelProxy,
+      heartbeat,
       async listen(listenOptions) {
         const { warning } = checkBindAddress(listenOptions.host, { authEnabled: true })
         const app = createServerApp({

@@ -60,7 +60,12 @@ describe('config', () => {
       openaiPlacement: 'user',
       bodyLimitMb: 32,
     })
-    expect(config.server).toEqual({ maxConcurrentRuns: 8, allowLocalProviders: true })
+    expect(config.server).toEqual({
+      maxConcurrentRuns: 8,
+      allowLocalProviders: true,
+      heartbeatMs: 5000,
+      leaseMs: 20_000,
+    })
   })
 
   it('treats an empty file as all defaults', () => {

@@ -80,6 +80,10 @@ const proxySchema = z.strictObject({
 const serverSchema = z.strictObject({
   maxConcurrentRuns: z.int().min(1).default(4),
   allowLocalProviders: z.boolean().default(true),
+  /** How often a daemon writes its heartbeat row (several daemons on one PostgreSQL). */
+  heartbeatMs: z.int().min(100).default(5000),
+  /** A node silent this long is gone: another node marks its unfinished runs interrupted. */
+  leaseMs: z.int().min(300).default(20_000),
 })
 
 export const ConfigSchema = z.strictObject({

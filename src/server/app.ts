@@ -30,6 +30,7 @@ import { registerAgentRoutes } from './routes/agent-routes.js'
 import { registerConversationRoutes } from './routes/conversation-routes.js'
 import { registerEventRoutes } from './routes/event-routes.js'
 import { registerHealthRoutes } from './routes/health-routes.js'
+import { registerNodeRoutes } from './routes/node-routes.js'
 import { registerProfileRoutes } from './routes/profile-routes.js'
 import { registerRunRoutes } from './routes/run-routes.js'
 import { registerSessionRoutes } from './routes/session-routes.js'
@@ -130,6 +131,7 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
     registerAgentRoutes(app, runDeps)
     registerProfileRoutes(app, runDeps)
     registerUsageRoutes(app, runDeps)
+    registerNodeRoutes(app, { ...runDeps, info: deps.info })
     registerWorkspaceRoutes(app, runDeps)
     registerEventRoutes(app, { store: deps.store, bus: deps.runtime.bus, log })
   }

@@ -299,6 +299,12 @@ const OPERATIONS: Operation[] = [
   },
   {
     method: 'get',
+    path: '/api/nodes',
+    summary:
+      'The daemons sharing this store: alive, stopped or lost (lease expired), with their active runs',
+  },
+  {
+    method: 'get',
     path: '/api/workspaces',
     summary: 'Active workspaces of the caller',
     response: { type: 'array', items: ref('Workspace') },

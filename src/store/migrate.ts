@@ -7,6 +7,7 @@ import * as actionPrecondition from './migrations/0002-action-precondition.js'
 import * as runAgentProcess from './migrations/0003-run-agent-process.js'
 import * as runWorkspaceSync from './migrations/0004-run-workspace-sync.js'
 import * as proxyRequests from './migrations/0005-proxy-requests.js'
+import * as nodes from './migrations/0006-nodes.js'
 import type { Database } from './schema.js'
 
 export const MIGRATIONS: Record<string, Migration> = {
@@ -15,6 +16,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0003-run-agent-process': runAgentProcess,
   '0004-run-workspace-sync': runWorkspaceSync,
   '0005-proxy-requests': proxyRequests,
+  '0006-nodes': nodes,
 }
 
 export async function migrateToLatest(db: Kysely<Database>, engine: 'sqlite' | 'postgres'): Promise<void> {

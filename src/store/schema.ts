@@ -221,6 +221,19 @@ export interface ProxyRequestsTable {
   duration_ms: number
 }
 
+/** A daemon sharing this store, and when it last said it was alive. */
+export interface NodesTable {
+  id: string
+  url: string | null
+  host: string
+  pid: number
+  boot_id: string
+  version: string
+  started_at: string
+  heartbeat_at: string
+  stopped_at: string | null
+}
+
 export interface Database {
   users: UsersTable
   personal_access_tokens: PersonalAccessTokensTable
@@ -236,4 +249,5 @@ export interface Database {
   audit_events: AuditEventsTable
   workspaces: WorkspacesTable
   proxy_requests: ProxyRequestsTable
+  nodes: NodesTable
 }

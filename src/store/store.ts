@@ -15,6 +15,7 @@ import {
   createCredentialsRepository,
 } from './repositories/credentials-repository.js'
 import { createProfilesRepository } from './repositories/profiles-repository.js'
+import { createNodesRepository } from './repositories/nodes-repository.js'
 import { createProxyRequestsRepository } from './repositories/proxy-requests-repository.js'
 import { createUsageRepository } from './repositories/usage-repository.js'
 import { createRunQueue, createRunsRepository } from './repositories/runs-repository.js'
@@ -46,6 +47,7 @@ function createRepositories(context: RepositoryContext) {
   return {
     users: createUsersRepository(context),
     runQueue: createRunQueue(context),
+    nodes: createNodesRepository(context),
     authLookups: createAuthLookups(context),
     credentialEnvelopes: createCredentialEnvelopes(context),
     workspaceSweep: createWorkspaceSweep(context),

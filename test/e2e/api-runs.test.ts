@@ -240,7 +240,10 @@ describe('REST runs and conversations', () => {
     ).toBe(400)
     expect((await api('DELETE', '/api/profiles/careful')).status).toBe(204)
     expect((await api('GET', '/api/profiles/careful')).status).toBe(404)
-    expect((await api('GET', '/api/nodes')).status).toBe(501)
+    const nodes = await api<{ id: string; state: string; self: boolean; url: string }[]>('GET', '/api/nodes')
+    expect(nodes.json).toEqual([
+      expect.objectContaining({ state: 'alive', self: true, url: daemon.url, stoppedAt: null }),
+    ])
   })
 
   // A profile made over the API (or in the web UI) is an agent like hangar.yaml's, budget included: it

@@ -58,6 +58,8 @@ describe('daemon', () => {
       // The CLI finds and authenticates to the daemon through daemon.json.
       const doctor = await runHangar(['doctor', '--data-dir', dataDir])
       expect(doctor.stdout).toMatch(/✓ daemon: http:\/\/127\.0\.0\.1:\d+ \(pid \d+, version [\d.]+\): ok/)
+      // The daemon's heartbeat row: this store's one node, alive, at its URL.
+      expect(doctor.stdout).toContain(`✓ cluster: ${info.nodeId} alive (${daemon.url})`)
       const viaCli = await fetch(`${daemon.url}/api/tokens`, {
         headers: { authorization: `Bearer ${info.token}` },
       })

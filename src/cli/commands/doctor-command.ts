@@ -62,6 +62,7 @@ async function runChecks(io: CliIo, globals: GlobalOptions): Promise<DoctorCheck
           ? `${runtime.store.engine} at ${runtime.store.location}, schema up to date`
           : `${runtime.store.location} failed its integrity check: ${integrity}`,
     })
+    checks.push(await clusterCheck(runtime))
     checks.push(
       runtime.vaultState.vault
         ? {
@@ -109,6 +110,22 @@ async function runChecks(io: CliIo, globals: GlobalOptions): Promise<DoctorCheck
     }
   }
   return checks
+}
+
+/** The daemons sharing this store, from their heartbeat rows: a lost one is worth a warning. */
+async function clusterCheck(runtime: Runtime): Promise<DoctorCheck> {
+  const since = Date.now() - runtime.config.server.leaseMs
+  const nodes = await runtime.store.nodes.list()
+  if (nodes.length === 0)
+    return { name: 'cluster', status: 'ok', detail: 'no daemon has used this store yet' }
+  const state = (node: (typeof nodes)[number]) =>
+    node.stoppedAt ? 'stopped' : Date.parse(node.heartbeatAt) >= since ? 'alive' : 'lost'
+  const lost = nodes.filter((node) => state(node) === 'lost')
+  return {
+    name: 'cluster',
+    status: lost.length > 0 ? 'warn' : 'ok',
+    detail: nodes.map((node) => `${node.id} ${state(node)}${node.url ? ` (${node.url})` : ''}`).join(', '),
+  }
 }
 
 export function registerDoctorCommand(program: Command, io: CliIo, globals: () => GlobalOptions): void {

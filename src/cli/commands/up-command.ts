@@ -112,6 +112,7 @@ async function serveUntilStopped(
   say('(the link works once, within 15 minutes; run "hangar login" for another)')
   if (recovered > 0) say(`Marked ${recovered} run(s) left unfinished by an earlier daemon as interrupted.`)
   if (orphanWorkspaces > 0) say(`Removed ${orphanWorkspaces} workspace(s) of deleted conversations.`)
+  await runtime.heartbeat.start(server.url)
   runtime.scheduler.start()
   const detection = await runtime.detectAgents()
   for (const adapter of detection.adapters) say(describeDetection(adapter))
@@ -133,6 +134,7 @@ async function serveUntilStopped(
       runtime.log.info('stopping', { signal })
       void (async () => {
         await runtime.scheduler.stop()
+        await runtime.heartbeat.stop()
         await server.close()
         const principal = await runtime.auth.authenticate(cliToken).catch(() => null)
         if (principal) await runtime.auth.endSession(principal).catch(() => {})

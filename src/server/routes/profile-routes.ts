@@ -98,7 +98,4 @@ export function registerProfileRoutes(
     }))
     return context.json({ profile: name, feeds })
   })
-  app.get('/api/nodes', () => {
-    throw new AppError('not_implemented', '/api/nodes arrives with a later milestone')
-  })
 }
