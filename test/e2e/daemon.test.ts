@@ -10,6 +10,7 @@ interface DaemonJson {
   url: string
   pid: number
   token: string
+  nodeId: string
 }
 
 async function readDaemonJson(dataDir: string): Promise<DaemonJson> {
