@@ -300,8 +300,7 @@ const OPERATIONS: Operation[] = [
   {
     method: 'get',
     path: '/api/nodes',
-    summary:
-      'The daemons sharing this store: alive, stopped or lost (lease expired), with their active runs',
+    summary: 'The daemons sharing this store: alive, stopped or lost (lease expired), with their active runs',
   },
   {
     method: 'get',
