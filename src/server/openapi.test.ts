@@ -58,6 +58,13 @@ describe('openapi', () => {
       additionalProperties: boolean
     }
     expect(runBody.required).toEqual(['prompt'])
+    expect(
+      document.paths['/api/usage']!.get!.parameters!.map((parameter) => [parameter.name, parameter.in]),
+    ).toEqual([
+      ['from', 'query'],
+      ['to', 'query'],
+      ['groupBy', 'query'],
+    ])
     const docs = await testApp.app.request('http://localhost/api/docs')
     expect(docs.status).toBe(200)
     expect(await docs.text()).toContain('/api/conversations/{id}/messages')

@@ -14,6 +14,8 @@ interface Operation {
   stream?: boolean
   /** JSON Schema of the 200 body (default: any JSON). */
   response?: Record<string, unknown>
+  /** Optional query parameters. */
+  query?: { name: string; description: string; schema: Record<string, unknown> }[]
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
@@ -295,6 +297,25 @@ const OPERATIONS: Operation[] = [
     path: '/api/usage',
     summary:
       'Tokens and cost per UTC day or per agent (query: from, to as dates or ISO times; groupBy=day|agent; default the last 30 days by day), and each budget',
+    query: [
+      {
+        name: 'from',
+        description:
+          'Start, inclusive: YYYY-MM-DD (UTC) or an ISO-8601 time (UTC without an offset). Default: the start of the UTC day 29 days before to',
+        schema: { type: 'string' },
+      },
+      {
+        name: 'to',
+        description:
+          'End, inclusive: an ISO-8601 time (UTC without an offset), or YYYY-MM-DD for the end of that UTC day. Default: now',
+        schema: { type: 'string' },
+      },
+      {
+        name: 'groupBy',
+        description: 'day: every UTC day of the range, at most 366; agent: one group per agent',
+        schema: { type: 'string', enum: ['day', 'agent'], default: 'day' },
+      },
+    ],
     response: USAGE,
   },
   {
@@ -361,9 +382,13 @@ function bodySchema(schema: z.ZodType): Record<string, unknown> {
 export function createOpenApiDocument(version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {}
   for (const operation of OPERATIONS) {
-    const parameters: { name: string; in: string; required: boolean; schema: { type: string } }[] = [
-      ...operation.path.matchAll(/\{(\w+)\}/g),
-    ].map((match) => ({
+    const parameters: {
+      name: string
+      in: string
+      required: boolean
+      description?: string
+      schema: Record<string, unknown>
+    }[] = [...operation.path.matchAll(/\{(\w+)\}/g)].map((match) => ({
       name: match[1]!,
       in: 'path',
       required: true,
@@ -377,6 +402,8 @@ export function createOpenApiDocument(version: string): Record<string, unknown> 
         { name: 'lastEventId', in: 'query', required: false, schema: { type: 'string' } },
       )
     }
+    for (const parameter of operation.query ?? [])
+      parameters.push({ ...parameter, in: 'query', required: false })
     paths[operation.path] ??= {}
     paths[operation.path]![operation.method] = {
       summary: operation.summary,

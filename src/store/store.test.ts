@@ -228,6 +228,12 @@ describe.each(STORE_ENGINES)('store ($name)', (engine) => {
     await scope.proxyRequests.record(request('preq_c', null, 200, '2026-03-02T11:00:00.000Z', 0.5))
     await scope.proxyRequests.record(request('preq_d', proxiedRun.id, 502, '2026-03-02T12:00:00.000Z', 7))
     await scope.proxyRequests.record(request('preq_e', proxiedRun.id, 200, '2026-04-01T00:00:00.000Z', 3))
+    // A millisecond before the range: left out.
+    await scope.proxyRequests.record(request('preq_f', proxiedRun.id, 200, '2026-02-28T23:59:59.999Z', 5))
+    // Bob's request, same profile and day: his alone.
+    await store
+      .forUser(bob.id)
+      .proxyRequests.record(request('preq_g', null, 200, '2026-03-01T11:00:00.000Z', 4))
 
     const range = { from: '2026-03-01T00:00:00.000Z', to: '2999-01-01T00:00:00.000Z' }
     const cells = (await scope.usage.cells(range)).filter(
@@ -259,7 +265,9 @@ describe.each(STORE_ENGINES)('store ($name)', (engine) => {
     })
     const march = await scope.usage.cells({ from: range.from, to: '2026-03-01T23:59:59.999Z' })
     expect(march.map((cell) => cell.day)).toEqual(['2026-03-01'])
-    expect(await store.forUser(bob.id).usage.cells(range)).toEqual([])
+    expect(await store.forUser(bob.id).usage.cells(range)).toEqual([
+      expect.objectContaining({ agent: 'reviewer', day: '2026-03-01', costUsd: 4, requests: 1, runIds: [] }),
+    ])
   })
 
   it('keeps the proxy request log per user: totals of a run, a profile budget window, run tokens apart', async () => {

@@ -119,6 +119,24 @@ describe('GET /api/usage', () => {
     expect(body.groups.at(-1)!.byAgent).toEqual({ mine: { costUsd: 0.75, tokens: 11 } })
   })
 
+  // A time without an offset was read in the daemon's local time zone, so the same query answered
+  // another range on a daemon outside UTC.
+  it("reads a time without an offset as UTC, whatever the daemon's time zone", async () => {
+    const zone = process.env.TZ
+    process.env.TZ = 'America/New_York'
+    try {
+      const { body } = await get('?from=2026-02-01T10:00&to=2026-02-03T09:00:00')
+      expect(body).toMatchObject({ from: '2026-02-01T10:00:00.000Z', to: '2026-02-03T09:00:00.000Z' })
+      // Both bounds inclusive: p3 started at 09:00 on the 3rd; p1 (08:00 on the 1st) is before from.
+      expect(body.total).toMatchObject({ costUsd: 1.75, requests: 2 })
+      const offset = await get('?from=2026-02-01T09:00:00%2B01:00&to=2026-02-01T09:00:00.000Z')
+      expect(offset.body).toMatchObject({ from: '2026-02-01T08:00:00.000Z', total: { requests: 1 } })
+    } finally {
+      if (zone === undefined) delete process.env.TZ
+      else process.env.TZ = zone
+    }
+  })
+
   it('refuses a bad bound, a reversed range, an unknown grouping and too many days with a clear message', async () => {
     expect((await get('?from=last-week')).body.error?.message).toBe(
       'from must be a date (2026-11-01) or an ISO-8601 time, not "last-week"',
@@ -127,6 +145,11 @@ describe('GET /api/usage', () => {
       /^from \(2026-03-01T00:00:00.000Z\) is after to/,
     )
     expect((await get('?groupBy=week')).body.error?.message).toBe('groupBy must be "day" or "agent"')
+    // Date.parse would take both: the first as 2026-03-02, the second in the daemon's local time.
+    expect((await get('?to=2026-02-30')).body.error?.message).toBe(
+      'to must be a date (2026-11-01) or an ISO-8601 time, not "2026-02-30"',
+    )
+    expect((await get('?from=2026-02-01%2010:00')).status).toBe(400)
     const long = await get('?from=2020-01-01&to=2026-01-01')
     expect(long.status).toBe(400)
     expect(long.body.error?.message).toBe(

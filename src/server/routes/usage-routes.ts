@@ -14,6 +14,8 @@ const DAY_MS = 86_400_000
 /** Zero-filled days in one answer; a longer range can be grouped by agent. */
 export const MAX_DAYS = 366
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/
+/** YYYY-MM-DD, optionally followed by THH:MM[:SS[.fraction]] and Z or ±HH:MM. */
+const BOUND = /^(\d{4}-\d{2}-\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?$/
 
 const querySchema = z.object({
   from: z.string().optional(),
@@ -21,10 +23,19 @@ const querySchema = z.object({
   groupBy: z.enum(['day', 'agent'], { error: 'groupBy must be "day" or "agent"' }).default('day'),
 })
 
-/** A date (YYYY-MM-DD, UTC) or an ISO-8601 datetime; a date-only `to` means the end of that day. */
+/** Whether YYYY-MM-DD names a day of the calendar (Date.parse rolls 2026-02-30 over into March). */
+function isCalendarDay(day: string): boolean {
+  const time = Date.parse(`${day}T00:00:00.000Z`)
+  return !Number.isNaN(time) && new Date(time).toISOString().startsWith(day)
+}
+
+/** A date (YYYY-MM-DD, UTC) or an ISO-8601 time; a date-only `to` means the end of that day. */
 function parseBound(name: 'from' | 'to', value: string): Date {
-  const time = Date.parse(DATE_ONLY.test(value) ? `${value}T00:00:00.000Z` : value)
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(time)) {
+  const match = BOUND.exec(value)
+  // A time without an offset is UTC as well: Date.parse would read it in the daemon's local time zone.
+  const iso = !match ? '' : DATE_ONLY.test(value) ? `${value}T00:00:00.000Z` : match[2] ? value : `${value}Z`
+  const time = Date.parse(iso)
+  if (!match || Number.isNaN(time) || !isCalendarDay(match[1]!)) {
     throw new AppError(
       'invalid_request',
       `${name} must be a date (2026-11-01) or an ISO-8601 time, not "${value}"`,
