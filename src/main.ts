@@ -14,6 +14,7 @@ import { createLogger, type LogLevel } from './logger.js'
 import { createToolRegistry, type ToolRegistry } from './agent/tools/tool-registry.js'
 import { createWorkspaceTools } from './agent/tools/workspace-tools.js'
 import { type ActionsService, createActionsService } from './runs/actions-service.js'
+import { createClusterLiveSource } from './runs/cluster-live-source.js'
 import { createEventBus, type EventBus } from './runs/event-bus.js'
 import { type BuiltinRunner, createBuiltinRunner } from './runs/builtin-runs.js'
 import { createRunService, type RunService } from './runs/run-service.js'
@@ -189,7 +190,17 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       bootId: randomUUID(),
     }
     const adapters = createDefaultAdapterRegistry()
-    const bus = createEventBus()
+    // Several daemons on one PostgreSQL: events stored by any of them reach the subscribers of all.
+    const clusterSource = store.notifications
+      ? await createClusterLiveSource({
+          notifications: store.notifications,
+          store,
+          origin: info.bootId,
+          onGap: () => bus.resync(),
+          log: log.child({ component: 'events' }),
+        })
+      : undefined
+    const bus: EventBus = createEventBus(clusterSource ? { source: clusterSource } : {})
     const runs = createRunService({
       store,
       redactor,
@@ -346,6 +357,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       serveProxy: () => servingProxy(undefined, { host: '127.0.0.1', port: 0 }),
       async close() {
         bus.close()
+        await clusterSource?.close()
         await targets.close()
         await store.close()
       },

@@ -43,6 +43,8 @@ export type SubscriptionEndReason = 'run-end' | 'closed' | 'lagging'
 
 /** Events of one run or one conversation: what is stored after a position, then what is published live. */
 export interface Subscription extends AsyncIterable<EventEnvelope> {
+  /** Ends it as `lagging`: its client reconnects with its last id and replays what it missed. */
+  fallBehind(): void
   /** Why it ended; undefined while it is open. */
   readonly reason: SubscriptionEndReason | undefined
   /** Settles when it ends, whatever ended it (a writer of SSE must notice `lagging` while it is blocked). */
@@ -90,6 +92,11 @@ export interface EventBus {
    * activity feed, which refetches what it shows when one arrives and whenever it reconnects).
    */
   subscribeUser(userId: string, types: readonly AgentEventType[]): Subscription
+  /**
+   * The live source may have lost batches (its connection to the other nodes dropped): every open
+   * subscription ends as `lagging`, so each client resumes from the store with its last id.
+   */
+  resync(): void
   /** Stops listening and ends every subscription as `closed`, later ones at once (daemon shutdown). */
   close(): void
 }
@@ -209,6 +216,9 @@ export function createEventBus(options: { maxQueue?: number; source?: LiveSource
         }),
       )
     },
+    resync() {
+      for (const subscription of open) subscription.fallBehind()
+    },
     close() {
       closed = true
       stopListening()
@@ -308,6 +318,7 @@ function createSubscription(definition: SubscriptionDefinition): Subscription {
     },
     ended,
     close: () => end('closed'),
+    fallBehind: () => end('lagging'),
     [Symbol.asyncIterator]() {
       if (iterated) throw new Error('a subscription can be iterated only once')
       iterated = true

@@ -9,6 +9,7 @@ import SqliteDatabase from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
 import { AppError } from '../core/errors.js'
+import { createPgNotifications, type StoreNotifications } from './pg-notifications.js'
 import type { Database } from './schema.js'
 
 export type Engine = 'sqlite' | 'postgres'
@@ -18,6 +19,8 @@ export interface DatabaseHandle {
   engine: Engine
   /** Where the store is, safe to print: a file path, or the URL without its password. */
   location: string
+  /** LISTEN/NOTIFY between the processes sharing the database (PostgreSQL only). */
+  notifications?: StoreNotifications
   close(): Promise<void>
 }
 
@@ -115,6 +118,11 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
   }
 }
 
+async function currentSchema(pool: pg.Pool): Promise<string> {
+  const result = await pool.query<{ schema: string }>('select current_schema() as schema')
+  return result.rows[0]?.schema ?? 'public'
+}
+
 async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   if (!URL.canParse(url)) throw invalidUrl(url, 'expected postgres://user:password@host:5432/dbname')
   const location = redactDatabaseUrl(url)
@@ -141,6 +149,8 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     db,
     engine: 'postgres',
     location,
+    // Channels are database-wide: two stores in one database (other search_path) must not hear each other.
+    notifications: createPgNotifications(url, db, await currentSchema(pool)),
     close: async () => {
       await db.destroy()
     },

@@ -15,6 +15,7 @@ import {
   createCredentialsRepository,
 } from './repositories/credentials-repository.js'
 import { createProfilesRepository } from './repositories/profiles-repository.js'
+import type { StoreNotifications } from './pg-notifications.js'
 import { createNodesRepository } from './repositories/nodes-repository.js'
 import { createProxyRequestsRepository } from './repositories/proxy-requests-repository.js'
 import { createUsageRepository } from './repositories/usage-repository.js'
@@ -60,6 +61,8 @@ export type Repositories = ReturnType<typeof createRepositories>
 export interface Store extends Repositories {
   readonly engine: DatabaseHandle['engine']
   readonly location: string
+  /** LISTEN/NOTIFY between the daemons sharing the store; undefined on SQLite (one process). */
+  readonly notifications: StoreNotifications | undefined
   /** Runs `work` in one transaction: all of its writes land, or none. */
   transaction<T>(work: (repositories: Repositories) => Promise<T>): Promise<T>
   /** `ok`, or what the engine reports as broken. */
@@ -74,6 +77,7 @@ export function createStore(handle: DatabaseHandle, options: { clock?: Clock } =
     ...repositories,
     engine: handle.engine,
     location: handle.location,
+    notifications: handle.notifications,
     transaction: (work) =>
       handle.db.transaction().execute((transaction) => work(createRepositories({ db: transaction, clock }))),
     async integrityCheck() {

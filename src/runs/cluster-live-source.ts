@@ -1,0 +1,113 @@
+// Live events across the daemons sharing one PostgreSQL. A batch published here reaches this node's
+// subscribers at once, and the other nodes by a NOTIFY naming the run and its seq range (never the events:
+// they are stored already, and a payload is small). A node that hears of a run reads the rows it has not
+// delivered yet, so notices that arrive late or twice change nothing, and the bus's per-run seq
+// bookkeeping keeps the order. When the notification connection drops, the bus is told to resync.
+import type { Logger } from '../core/logger.js'
+import type { StoreNotifications } from '../store/pg-notifications.js'
+import type { Store } from '../store/store.js'
+import { createInProcessLiveSource, type LiveBatch, type LiveSource } from './event-bus.js'
+
+export const EVENTS_CHANNEL = 'hangar_events'
+
+/** What a NOTIFY carries: the sending process, whose run, and which seqs were stored. */
+interface EventNotice {
+  origin: string
+  userId: string
+  conversationId: string | null
+  runId: string
+  fromSeq: number
+  toSeq: number
+}
+
+function parseNotice(payload: string): EventNotice | undefined {
+  try {
+    const notice = JSON.parse(payload) as Partial<EventNotice>
+    if (typeof notice.origin !== 'string' || typeof notice.userId !== 'string') return undefined
+    if (typeof notice.runId !== 'string' || typeof notice.toSeq !== 'number') return undefined
+    if (typeof notice.fromSeq !== 'number') return undefined
+    return { ...(notice as EventNotice), conversationId: notice.conversationId ?? null }
+  } catch {
+    return undefined
+  }
+}
+
+export interface ClusterLiveSource extends LiveSource {
+  close(): Promise<void>
+}
+
+export async function createClusterLiveSource(options: {
+  notifications: StoreNotifications
+  store: Store
+  /** Unique per process (the boot id): a node ignores its own notices, it delivered those already. */
+  origin: string
+  onGap: () => void
+  log: Logger
+}): Promise<ClusterLiveSource> {
+  const { notifications, store, origin, log } = options
+  const local = createInProcessLiveSource()
+  // The last seq of each remote run delivered here; forgotten at its run-end.
+  const delivered = new Map<string, number>()
+  let receiving: Promise<void> = Promise.resolve()
+  let sending: Promise<void> = Promise.resolve()
+
+  async function catchUp(notice: EventNotice): Promise<void> {
+    // A run first heard of mid-way starts at this notice: its earlier events went to subscribers that
+    // replayed them from the store.
+    const from = delivered.get(notice.runId) ?? notice.fromSeq - 1
+    if (notice.toSeq <= from) return
+    const envelopes = await store
+      .forUser(notice.userId)
+      .runs.listEvents(notice.runId, { afterSeq: from, limit: notice.toSeq - from })
+    if (envelopes.length === 0) return
+    const last = envelopes.at(-1)!
+    if (last.type === 'run-end') delivered.delete(notice.runId)
+    else delivered.set(notice.runId, last.seq)
+    local.publish({ envelopes, userId: notice.userId, conversationId: notice.conversationId })
+  }
+
+  const stop = await notifications.listen(EVENTS_CHANNEL, {
+    onPayload(payload) {
+      const notice = parseNotice(payload)
+      if (!notice || notice.origin === origin) return
+      // One at a time, in arrival order (= commit order of the senders).
+      receiving = receiving
+        .then(() => catchUp(notice))
+        .catch((error: unknown) => log.warn('could not read the events of a notice', { error }))
+    },
+    onGap() {
+      delivered.clear()
+      options.onGap()
+    },
+    onError: (error) => log.warn('event notifications lost their connection', { error }),
+  })
+
+  return {
+    publish(batch: LiveBatch) {
+      local.publish(batch)
+      const rangeByRun = new Map<string, { fromSeq: number; toSeq: number }>()
+      for (const envelope of batch.envelopes) {
+        const range = rangeByRun.get(envelope.runId)
+        rangeByRun.set(envelope.runId, { fromSeq: range?.fromSeq ?? envelope.seq, toSeq: envelope.seq })
+      }
+      for (const [runId, range] of rangeByRun) {
+        const notice: EventNotice = {
+          origin,
+          userId: batch.userId,
+          conversationId: batch.conversationId,
+          runId,
+          ...range,
+        }
+        // Sent one after another, so they arrive in the order the batches were stored.
+        sending = sending
+          .then(() => notifications.notify(EVENTS_CHANNEL, JSON.stringify(notice)))
+          .catch((error: unknown) => log.warn('could not notify the other nodes', { error }))
+      }
+    },
+    listen: (listener) => local.listen(listener),
+    async close() {
+      await sending
+      await stop()
+    },
+  }
+}
