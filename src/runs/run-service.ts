@@ -127,6 +127,8 @@ export function createRunService(options: {
       userId: string,
       runId: string,
       onDelivered?: (envelopes: EventEnvelope[]) => void,
+      /** Claim only while fewer than `max` runs of `agent` are active on any node. */
+      limit?: { agent: string; max: number },
     ): Promise<ActiveRun | undefined> {
       const run = await store
         .forUser(userId)
@@ -134,6 +136,7 @@ export function createRunService(options: {
           runId,
           { node: owner.node, pid: owner.pid, bootId: owner.bootId },
           clock().toISOString(),
+          limit,
         )
       return run && activate(userId, run, onDelivered)
     },

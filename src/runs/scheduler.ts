@@ -177,9 +177,11 @@ export function createScheduler(options: SchedulerOptions) {
       }
       if (!run.dependsOn.every((id) => statuses.get(id)?.status === 'succeeded')) continue
       const limit = options.config.agents[run.agent]?.concurrency ?? 1
+      // Full here already: no need to ask the store. Otherwise the claim counts the agent's active runs on
+      // every node sharing the store, so the limit holds across the cluster.
       const busy = [...running.values()].filter((entry) => entry.agent === run.agent).length
       if (busy >= limit) continue
-      const active = await runs.claim(run.userId, run.id)
+      const active = await runs.claim(run.userId, run.id, undefined, { agent: run.agent, max: limit })
       if (!active) continue
       const controller = new AbortController()
       const done = execute(run.userId, active, controller.signal).finally(() => {

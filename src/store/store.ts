@@ -72,14 +72,16 @@ export interface Store extends Repositories {
 
 export function createStore(handle: DatabaseHandle, options: { clock?: Clock } = {}): Store {
   const clock = options.clock ?? systemClock
-  const repositories = createRepositories({ db: handle.db, clock })
+  const repositories = createRepositories({ db: handle.db, clock, engine: handle.engine })
   return {
     ...repositories,
     engine: handle.engine,
     location: handle.location,
     notifications: handle.notifications,
     transaction: (work) =>
-      handle.db.transaction().execute((transaction) => work(createRepositories({ db: transaction, clock }))),
+      handle.db
+        .transaction()
+        .execute((transaction) => work(createRepositories({ db: transaction, clock, engine: handle.engine }))),
     async integrityCheck() {
       if (handle.engine === 'postgres') {
         await sql`select 1`.execute(handle.db)

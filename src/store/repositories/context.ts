@@ -6,6 +6,8 @@ import type { Database } from '../schema.js'
 export interface RepositoryContext {
   db: Kysely<Database> | Transaction<Database>
   clock: Clock
+  /** For the few statements the engines spell differently (row locks, advisory locks). */
+  engine: 'sqlite' | 'postgres'
 }
 
 export function nowIso(context: RepositoryContext): string {

@@ -1,11 +1,12 @@
 // Runs and their event log. Events carry a dense per-run seq chosen by the one event writer; the
 // (run_id, seq) primary key makes a duplicate or re-ordered write fail loudly.
+import { type Kysely, sql } from 'kysely'
 import type { Run } from '../../core/api-types.js'
 import type { EventEnvelope, RunStatus, UsageTotals } from '../../core/events.js'
 import { PROTOCOL_VERSION } from '../../core/events.js'
 import { newId } from '../../core/ids.js'
-import type { RunEventsTable, RunsTable } from '../schema.js'
-import { fromJson, nowIso, type RepositoryContext } from './context.js'
+import type { Database, RunEventsTable, RunsTable } from '../schema.js'
+import { fromJson, nowIso, type RepositoryContext, toCount } from './context.js'
 
 export type { Run }
 
@@ -151,29 +152,58 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
       return this.get(id)
     },
     /**
-     * Takes a queued run for execution: one winner, even with several schedulers (the status check is in
-     * the UPDATE). Undefined when it was not queued any more.
+     * Takes a queued run for execution: one winner, even with several schedulers on several nodes (the
+     * status check is in the UPDATE). With `limit`, only while fewer than `max` runs of that agent are active
+     * anywhere: on PostgreSQL the claims of one agent are serialized by an advisory lock and the run row is
+     * taken with FOR UPDATE SKIP LOCKED (a node never waits on a row another node is claiming). Undefined
+     * when it was not queued any more, or the agent has no free slot.
      */
     async claimQueued(
       id: string,
       owner: { node: string; pid: number; bootId: string },
       startedAt: string,
+      limit?: { agent: string; max: number },
     ): Promise<Run | undefined> {
-      const row = await db
-        .updateTable('runs')
-        .set({
-          status: 'preparing',
-          owner_node: owner.node,
-          owner_pid: owner.pid,
-          owner_boot_id: owner.bootId,
-          started_at: startedAt,
-        })
-        .where('id', '=', id)
-        .where('user_id', '=', userId)
-        .where('status', '=', 'queued')
-        .returningAll()
-        .executeTakeFirst()
-      return row && toRun(row)
+      const claim = async (tx: typeof db): Promise<Run | undefined> => {
+        if (limit && context.engine === 'postgres') {
+          await sql`select pg_advisory_xact_lock(hashtext(${`hangar.agent.${limit.agent}`}))`.execute(tx)
+          const free = await tx
+            .selectFrom('runs')
+            .select('id')
+            .where('id', '=', id)
+            .where('status', '=', 'queued')
+            .forUpdate()
+            .skipLocked()
+            .executeTakeFirst()
+          if (!free) return undefined
+        }
+        if (limit) {
+          const active = await tx
+            .selectFrom('runs')
+            .select((eb) => eb.fn.countAll<number>().as('count'))
+            .where('agent', '=', limit.agent)
+            .where('status', 'in', ['preparing', 'running', 'finalizing'])
+            .executeTakeFirstOrThrow()
+          if (toCount(active.count) >= limit.max) return undefined
+        }
+        const row = await tx
+          .updateTable('runs')
+          .set({
+            status: 'preparing',
+            owner_node: owner.node,
+            owner_pid: owner.pid,
+            owner_boot_id: owner.bootId,
+            started_at: startedAt,
+          })
+          .where('id', '=', id)
+          .where('user_id', '=', userId)
+          .where('status', '=', 'queued')
+          .returningAll()
+          .executeTakeFirst()
+        return row && toRun(row)
+      }
+      if (!limit || db.isTransaction) return claim(db)
+      return (db as Kysely<Database>).transaction().execute((tx) => claim(tx))
     },
     /** Stores a batch of envelopes of this user's run in one statement. */
     async appendEvents(envelopes: readonly EventEnvelope[]): Promise<void> {

@@ -1,0 +1,58 @@
+// Claiming queued runs under a per-agent limit, as several schedulers (on several nodes) do at once: one
+// winner per run, and never more active runs of an agent than its limit, whatever the interleaving.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { STORE_ENGINES, type TestStore } from '../../test/helpers/store-engines.js'
+import type { Store } from './store.js'
+
+describe.each(STORE_ENGINES)('run claims ($name)', (engine) => {
+  let testStore: TestStore
+  let store: Store
+
+  beforeEach(async () => {
+    testStore = await engine.open()
+    store = testStore.store
+  })
+  afterEach(async () => {
+    await testStore.dispose()
+  })
+
+  it('holds an agent limit and gives each run one owner when many claims race', async () => {
+    const user = await store.users.create({ name: 'owner', role: 'owner' })
+    const runs = store.forUser(user.id).runs
+    const queued = await Promise.all(
+      Array.from({ length: 12 }, (_, index) =>
+        runs.create({
+          agent: index % 2 ? 'reviewer' : 'coder',
+          adapter: 'builtin',
+          prompt: `p${index}`,
+          cwd: '/w',
+        }),
+      ),
+    )
+    // Three "nodes" each try every run, all at once.
+    const attempts = ['a', 'b', 'c'].flatMap((node) =>
+      queued.map((run) =>
+        runs.claimQueued(run.id, { node, pid: 1, bootId: node }, new Date().toISOString(), {
+          agent: run.agent,
+          max: run.agent === 'reviewer' ? 2 : 3,
+        }),
+      ),
+    )
+    const won = (await Promise.all(attempts)).filter((run) => run !== undefined)
+    expect(new Set(won.map((run) => run.id)).size).toBe(won.length)
+    expect(won.filter((run) => run.agent === 'reviewer')).toHaveLength(2)
+    expect(won.filter((run) => run.agent === 'coder')).toHaveLength(3)
+    // A slot frees when a run ends; then one more may start.
+    await runs.update(won[0]!.id, { status: 'succeeded' })
+    const next = queued.find(
+      (run) => run.agent === won[0]!.agent && !won.some((taken) => taken.id === run.id),
+    )!
+    const limit = { agent: next.agent, max: next.agent === 'reviewer' ? 2 : 3 }
+    expect(
+      await runs.claimQueued(next.id, { node: 'a', pid: 1, bootId: 'a' }, new Date().toISOString(), limit),
+    ).toBeDefined()
+    expect(
+      await runs.claimQueued(next.id, { node: 'b', pid: 1, bootId: 'b' }, new Date().toISOString(), limit),
+    ).toBeUndefined()
+  })
+})
