@@ -81,7 +81,9 @@ export function createStore(handle: DatabaseHandle, options: { clock?: Clock } =
     transaction: (work) =>
       handle.db
         .transaction()
-        .execute((transaction) => work(createRepositories({ db: transaction, clock, engine: handle.engine }))),
+        .execute((transaction) =>
+          work(createRepositories({ db: transaction, clock, engine: handle.engine })),
+        ),
     async integrityCheck() {
       if (handle.engine === 'postgres') {
         await sql`select 1`.execute(handle.db)
