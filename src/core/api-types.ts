@@ -31,6 +31,8 @@ export interface Run {
   continues: string | null
   dependsOn: string[]
   owner: { node: string | null; pid: number | null; bootId: string | null }
+  /** The node whose files it needs (its conversation's workspace); only that node runs it. */
+  pinnedNode: string | null
   /** The agent CLI's process group (= its pid), for reaping. */
   agentPgid: number | null
   sessionId: string | null

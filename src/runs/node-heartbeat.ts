@@ -30,7 +30,12 @@ export function createNodeHeartbeat(options: NodeHeartbeatOptions) {
     let interrupted = 0
     for (const dead of await store.nodes.expiredSince(since)) {
       if (dead === node.id) continue
-      for (const run of await store.runQueue.activeOnNode(dead)) {
+      // Its runs under way, and the queued ones only it could have run (they need its files).
+      const orphans = [
+        ...(await store.runQueue.activeOnNode(dead)),
+        ...(await store.runQueue.queuedPinnedTo(dead)),
+      ]
+      for (const run of orphans) {
         try {
           await options.runs.interrupt(
             run.userId,

@@ -119,8 +119,20 @@ export function createRunService(options: {
       return handle !== undefined
     },
     /** A run waiting for the scheduler. */
+    /**
+     * Queues a run for the node whose files it needs: its conversation's workspace's node, else this one
+     * (it was submitted for a directory here). Another daemon sharing the store leaves it alone.
+     */
     async enqueue(userId: string, input: NewRun): Promise<Run> {
-      return store.forUser(userId).runs.create({ ...input, status: 'queued' })
+      const scope = store.forUser(userId)
+      const conversation = input.conversationId
+        ? await scope.conversations.get(input.conversationId)
+        : undefined
+      const workspace = conversation?.workspaceId
+        ? await scope.workspaces.get(conversation.workspaceId)
+        : undefined
+      const pinnedNode = input.pinnedNode ?? workspace?.nodeId ?? owner.node
+      return scope.runs.create({ ...input, status: 'queued', pinnedNode })
     },
     /** Takes a queued run for this owner; undefined when someone else took it or it was cancelled. */
     async claim(

@@ -161,7 +161,7 @@ export function createScheduler(options: SchedulerOptions) {
   }
 
   async function scheduleOnce(): Promise<void> {
-    const queued = await store.runQueue.queued()
+    const queued = await store.runQueue.queued(runs.owner.node)
     const statuses = await store.runQueue.statuses([...new Set(queued.flatMap((run) => run.dependsOn))])
     for (const run of queued) {
       if (stopped || running.size >= options.config.server.maxConcurrentRuns) return

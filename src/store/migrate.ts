@@ -8,6 +8,7 @@ import * as runAgentProcess from './migrations/0003-run-agent-process.js'
 import * as runWorkspaceSync from './migrations/0004-run-workspace-sync.js'
 import * as proxyRequests from './migrations/0005-proxy-requests.js'
 import * as nodes from './migrations/0006-nodes.js'
+import * as runPinnedNode from './migrations/0007-run-pinned-node.js'
 import type { Database } from './schema.js'
 
 export const MIGRATIONS: Record<string, Migration> = {
@@ -17,6 +18,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0004-run-workspace-sync': runWorkspaceSync,
   '0005-proxy-requests': proxyRequests,
   '0006-nodes': nodes,
+  '0007-run-pinned-node': runPinnedNode,
 }
 
 export async function migrateToLatest(db: Kysely<Database>, engine: 'sqlite' | 'postgres'): Promise<void> {

@@ -55,4 +55,17 @@ describe.each(STORE_ENGINES)('run claims ($name)', (engine) => {
       await runs.claimQueued(next.id, { node: 'b', pid: 1, bootId: 'b' }, new Date().toISOString(), limit),
     ).toBeUndefined()
   })
+
+  it('offers a node only the queued runs pinned to it or to no node', async () => {
+    const user = await store.users.create({ name: 'owner', role: 'owner' })
+    const runs = store.forUser(user.id).runs
+    const create = (pinnedNode: string | null) =>
+      runs.create({ agent: 'builtin', adapter: 'builtin', prompt: 'p', cwd: '/w', pinnedNode })
+    const onA = await create('a')
+    const onB = await create('b')
+    const anywhere = await create(null)
+    expect((await store.runQueue.queued('a')).map((run) => run.id)).toEqual([onA.id, anywhere.id])
+    expect((await store.runQueue.queued('b')).map((run) => run.id)).toEqual([onB.id, anywhere.id])
+    expect((await store.runQueue.queuedPinnedTo('b')).map((run) => run.id)).toEqual([onB.id])
+  })
 })

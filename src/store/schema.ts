@@ -113,6 +113,8 @@ export interface RunsTable {
   /** JSON array of run ids. */
   depends_on: string
   owner_node: string | null
+  /** The only node that may claim it (it needs that machine's files); null: any node. */
+  pinned_node: string | null
   owner_pid: number | null
   owner_boot_id: string | null
   /** The agent CLI's process group, while it runs. */

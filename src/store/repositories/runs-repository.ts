@@ -24,6 +24,7 @@ function toRun(row: RunsTable): Run {
     continues: row.continues,
     dependsOn: fromJson<string[]>(row.depends_on) ?? [],
     owner: { node: row.owner_node, pid: row.owner_pid, bootId: row.owner_boot_id },
+    pinnedNode: row.pinned_node,
     agentPgid: row.agent_pgid,
     sessionId: row.session_id,
     usage: fromJson<UsageTotals>(row.usage),
@@ -48,6 +49,8 @@ export interface NewRun {
   continues?: string | null
   dependsOn?: string[]
   status?: RunStatus
+  /** The only node that may claim it. */
+  pinnedNode?: string | null
 }
 
 export interface RunChanges {
@@ -84,6 +87,7 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
         continues: input.continues ?? null,
         depends_on: JSON.stringify(input.dependsOn ?? []),
         owner_node: null,
+        pinned_node: input.pinnedNode ?? null,
         owner_pid: null,
         owner_boot_id: null,
         agent_pgid: null,
@@ -263,18 +267,29 @@ export type RunsRepository = ReturnType<typeof createRunsRepository>
 export function createRunQueue(context: RepositoryContext) {
   const { db } = context
   return {
-    /** Queued runs, oldest first, with their owner's user id. */
-    async queued(limit = 200): Promise<(Run & { userId: string })[]> {
+    /** Queued runs `node` may claim (pinned to it, or to none), oldest first, with their owner's user id. */
+    async queued(node: string, limit = 200): Promise<(Run & { userId: string })[]> {
       const rows = await db
         .selectFrom('runs')
         .selectAll()
         .where('status', '=', 'queued')
+        .where((eb) => eb.or([eb('pinned_node', 'is', null), eb('pinned_node', '=', node)]))
         .orderBy('id')
         .limit(limit)
         .execute()
       return rows.map((row) => ({ ...toRun(row), userId: row.user_id }))
     },
     /** Runs a node was executing (not ended), for recovery after a restart. */
+    /** Queued runs only `node` may claim: left behind when that node is gone. */
+    async queuedPinnedTo(node: string): Promise<(Run & { userId: string })[]> {
+      const rows = await db
+        .selectFrom('runs')
+        .selectAll()
+        .where('status', '=', 'queued')
+        .where('pinned_node', '=', node)
+        .execute()
+      return rows.map((row) => ({ ...toRun(row), userId: row.user_id }))
+    },
     async activeOnNode(node: string): Promise<(Run & { userId: string })[]> {
       const rows = await db
         .selectFrom('runs')
