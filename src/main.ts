@@ -278,6 +278,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       clock,
       log: log.child({ component: 'nodes' }),
     })
+    // A run that ended on another node may have freed a slot of its agent here (limits hold cluster-wide).
+    clusterSource?.listen((batch) => {
+      if (batch.envelopes.some((envelope) => envelope.type === 'run-end')) scheduler.kick()
+    })
     const finalizeRun = createRunFinalizer({ store, targets, onFinalized: () => scheduler.kick() })
     const workspaces = createWorkspaceService({
       store,

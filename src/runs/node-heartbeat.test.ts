@@ -42,7 +42,7 @@ describe.each(STORE_ENGINES)('node heartbeat ($name)', (engine) => {
     const runs = store.forUser(user.id).runs
     const onNode = async (node: string) => {
       const run = await runs.create({ agent: 'builtin', adapter: 'builtin', prompt: 'p', cwd: '/w' })
-      return (await runs.claimQueued(run.id, { node, pid: 1, bootId: `boot-${node}` }, now.toISOString()))!
+      return (await runs.claimQueued(run.id, { node, pid: 1, bootId: `boot-${node}` }))!
     }
     const a = nodeNamed('a')
     const b = nodeNamed('b')

@@ -144,12 +144,7 @@ export function createRunService(options: {
     ): Promise<ActiveRun | undefined> {
       const run = await store
         .forUser(userId)
-        .runs.claimQueued(
-          runId,
-          { node: owner.node, pid: owner.pid, bootId: owner.bootId },
-          clock().toISOString(),
-          limit,
-        )
+        .runs.claimQueued(runId, { node: owner.node, pid: owner.pid, bootId: owner.bootId }, limit)
       return run && activate(userId, run, onDelivered)
     },
     /** Ends a run whose owner is gone: a `run-end` event (after what is stored) and the `interrupted` status. */

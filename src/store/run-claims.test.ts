@@ -32,10 +32,14 @@ describe.each(STORE_ENGINES)('run claims ($name)', (engine) => {
     // Three "nodes" each try every run, all at once.
     const attempts = ['a', 'b', 'c'].flatMap((node) =>
       queued.map((run) =>
-        runs.claimQueued(run.id, { node, pid: 1, bootId: node }, new Date().toISOString(), {
-          agent: run.agent,
-          max: run.agent === 'reviewer' ? 2 : 3,
-        }),
+        runs.claimQueued(
+          run.id,
+          { node, pid: 1, bootId: node },
+          {
+            agent: run.agent,
+            max: run.agent === 'reviewer' ? 2 : 3,
+          },
+        ),
       ),
     )
     const won = (await Promise.all(attempts)).filter((run) => run !== undefined)
@@ -48,12 +52,8 @@ describe.each(STORE_ENGINES)('run claims ($name)', (engine) => {
       (run) => run.agent === won[0]!.agent && !won.some((taken) => taken.id === run.id),
     )!
     const limit = { agent: next.agent, max: next.agent === 'reviewer' ? 2 : 3 }
-    expect(
-      await runs.claimQueued(next.id, { node: 'a', pid: 1, bootId: 'a' }, new Date().toISOString(), limit),
-    ).toBeDefined()
-    expect(
-      await runs.claimQueued(next.id, { node: 'b', pid: 1, bootId: 'b' }, new Date().toISOString(), limit),
-    ).toBeUndefined()
+    expect(await runs.claimQueued(next.id, { node: 'a', pid: 1, bootId: 'a' }, limit)).toBeDefined()
+    expect(await runs.claimQueued(next.id, { node: 'b', pid: 1, bootId: 'b' }, limit)).toBeUndefined()
   })
 
   it('offers a node only the queued runs pinned to it or to no node', async () => {

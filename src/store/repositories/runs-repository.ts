@@ -165,7 +165,6 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
     async claimQueued(
       id: string,
       owner: { node: string; pid: number; bootId: string },
-      startedAt: string,
       limit?: { agent: string; max: number },
     ): Promise<Run | undefined> {
       const claim = async (tx: typeof db): Promise<Run | undefined> => {
@@ -197,7 +196,9 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
             owner_node: owner.node,
             owner_pid: owner.pid,
             owner_boot_id: owner.bootId,
-            started_at: startedAt,
+            // Read after the slot was counted (and the agent's lock taken), so no two runs of an agent
+            // ever overlap in their recorded times beyond its limit.
+            started_at: nowIso(context),
           })
           .where('id', '=', id)
           .where('user_id', '=', userId)

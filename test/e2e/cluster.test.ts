@@ -1,0 +1,271 @@
+// Three daemons on loopback sharing one real PostgreSQL, with a fake agent CLI: runs spread over them, each
+// executed once, agent limits held across the cluster; events of a run on one node streamed (and resumed)
+// from another; a conversation's workspace answered for by its own node; and a daemon killed mid-run whose
+// runs the others mark interrupted once its lease has expired.
+import { execFileSync } from 'node:child_process'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
+import { freshPostgresUrl, makeTempDir } from '../helpers/store-engines.js'
+
+const FAKE_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/bin')
+const NODES = ['n1', 'n2', 'n3'] as const
+
+interface RunJson {
+  id: string
+  status: string
+  agent: string
+  owner: { node: string | null }
+  startedAt: string | null
+  endedAt: string | null
+  reason: string | null
+}
+
+interface Envelope {
+  runId: string
+  seq: number
+  type: string
+  status?: string
+}
+
+/** The most runs that overlapped in time. */
+function maxOverlap(runs: RunJson[]): number {
+  const points = runs.flatMap((run) => [
+    { at: Date.parse(run.startedAt!), delta: 1 },
+    { at: Date.parse(run.endedAt!), delta: -1 },
+  ])
+  points.sort((left, right) => left.at - right.at || left.delta - right.delta)
+  let current = 0
+  let most = 0
+  for (const point of points) {
+    current += point.delta
+    most = Math.max(most, current)
+  }
+  return most
+}
+
+/** Reads an SSE response until `done` says so (or the stream ends); returns the envelopes and last id. */
+async function readEvents(
+  response: Response,
+  done: (envelopes: Envelope[]) => boolean,
+): Promise<{ envelopes: Envelope[]; lastId: string | undefined }> {
+  const reader = response.body!.getReader()
+  const decoder = new TextDecoder()
+  const envelopes: Envelope[] = []
+  let buffer = ''
+  let lastId: string | undefined
+  while (!done(envelopes)) {
+    const { value, done: ended } = await reader.read()
+    if (ended) break
+    buffer += decoder.decode(value, { stream: true })
+    let boundary: number
+    while ((boundary = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, boundary)
+      buffer = buffer.slice(boundary + 2)
+      for (const line of block.split('\n')) {
+        if (line.startsWith('id: ')) lastId = line.slice(4)
+        if (line.startsWith('data: ')) envelopes.push(JSON.parse(line.slice(6)) as Envelope)
+      }
+      if (done(envelopes)) break
+    }
+  }
+  await reader.cancel().catch(() => {})
+  return { envelopes, lastId }
+}
+
+describe('several daemons sharing one PostgreSQL', () => {
+  let root: string
+  let project: string
+  let databaseUrl: string
+  const daemons = new Map<string, RunningDaemon>()
+  const tokens = new Map<string, string>()
+
+  const environment = (extra: Record<string, string> = {}) =>
+    cleanEnv({
+      PATH: [FAKE_BIN, path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
+      HOME: root,
+      FAKE_CURSOR_DELAY_MS: '150',
+      ...extra,
+    })
+
+  async function start(node: string, extra: Record<string, string> = {}): Promise<RunningDaemon> {
+    const dataDir = path.join(root, `data-${node}`)
+    const daemon = await startDaemon(['--data-dir', dataDir, '--database', databaseUrl, '--node-id', node], {
+      env: environment(extra),
+      cwd: project,
+    })
+    daemons.set(node, daemon)
+    const { token } = JSON.parse(await readFile(path.join(dataDir, 'daemon.json'), 'utf8')) as {
+      token: string
+    }
+    tokens.set(node, token)
+    return daemon
+  }
+
+  async function api<T>(node: string, method: string, route: string, body?: unknown) {
+    const response = await fetch(`${daemons.get(node)!.url}${route}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${tokens.get(node)}`,
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+      },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    })
+    return { status: response.status, json: (await response.json()) as T }
+  }
+
+  async function waitForRuns(
+    node: string,
+    ids: string[],
+    done: (run: RunJson) => boolean,
+    timeoutMs = 90_000,
+  ) {
+    const deadline = Date.now() + timeoutMs
+    let runs: RunJson[] = []
+    while (Date.now() < deadline) {
+      runs = await Promise.all(
+        ids.map(async (id) => (await api<RunJson>(node, 'GET', `/api/runs/${id}`)).json),
+      )
+      if (runs.every(done)) return runs
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    return runs
+  }
+
+  beforeAll(async () => {
+    root = await makeTempDir('hangar-cluster-')
+    project = path.join(root, 'project')
+    await mkdir(project)
+    execFileSync('git', ['init', '-q'], { cwd: project })
+    execFileSync(
+      'git',
+      ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'init'],
+      {
+        cwd: project,
+      },
+    )
+    await writeFile(
+      path.join(project, 'hangar.yaml'),
+      [
+        'agents:',
+        '  fast: { adapter: cursor-agent, concurrency: 3 }',
+        '  slow: { adapter: cursor-agent, concurrency: 2 }',
+        'server: { maxConcurrentRuns: 4, heartbeatMs: 250, leaseMs: 1500 }',
+      ].join('\n'),
+    )
+    databaseUrl = await freshPostgresUrl()
+    for (const node of NODES) await start(node)
+  }, 90_000)
+
+  afterAll(async () => {
+    for (const daemon of daemons.values()) await daemon.stop()
+    if (root) await rm(root, { recursive: true, force: true })
+  })
+
+  it('lists every node alive in GET /api/nodes', async () => {
+    const nodes = await api<{ id: string; state: string; self: boolean }[]>('n2', 'GET', '/api/nodes')
+    expect(nodes.json.map((node) => [node.id, node.state, node.self])).toEqual([
+      ['n1', 'alive', false],
+      ['n2', 'alive', true],
+      ['n3', 'alive', false],
+    ])
+  })
+
+  it('runs 60 runs over three nodes once each, with every agent limit held across the cluster', async () => {
+    const submitted = await Promise.all(
+      Array.from({ length: 60 }, async (_, index) => {
+        const node = NODES[index % 3]!
+        const agent = index % 2 ? 'slow' : 'fast'
+        const response = await api<RunJson>(node, 'POST', '/api/runs', {
+          agent,
+          prompt: `FILE=out-${index}.txt`,
+        })
+        expect(response.status).toBe(201)
+        return { node, id: response.json.id }
+      }),
+    )
+    const runs = await waitForRuns(
+      'n1',
+      submitted.map((run) => run.id),
+      (run) => ['succeeded', 'failed', 'cancelled', 'interrupted'].includes(run.status),
+    )
+    expect(runs.map((run) => run.status)).toEqual(Array(60).fill('succeeded'))
+    // Each ran on the node it was submitted to (its files are there), and each exactly once.
+    expect(runs.map((run) => run.owner.node)).toEqual(submitted.map((run) => run.node))
+    for (const run of runs) {
+      const response = await fetch(`${daemons.get('n2')!.url}/api/runs/${run.id}/events`, {
+        headers: { authorization: `Bearer ${tokens.get('n2')}` },
+      })
+      const { envelopes } = await readEvents(response, (events) => events.at(-1)?.type === 'run-end')
+      expect(envelopes.filter((envelope) => envelope.type === 'run-start')).toHaveLength(1)
+    }
+    expect(maxOverlap(runs.filter((run) => run.agent === 'fast'))).toBeLessThanOrEqual(3)
+    expect(maxOverlap(runs.filter((run) => run.agent === 'slow'))).toBeLessThanOrEqual(2)
+  }, 120_000)
+
+  it('streams a run executing on one node to a client of another, in order, and resumes after a drop', async () => {
+    const submitted = await api<RunJson>('n3', 'POST', '/api/runs', { agent: 'fast', prompt: 'STREAM=12:60' })
+    const runId = submitted.json.id
+    const url = `${daemons.get('n1')!.url}/api/runs/${runId}/events`
+    const headers = { authorization: `Bearer ${tokens.get('n1')}` }
+    // Drop the connection after a few events (the run still streaming), then come back with the last id.
+    const first = await readEvents(await fetch(url, { headers }), (events) => events.length >= 4)
+    const rest = await readEvents(
+      await fetch(url, { headers: { ...headers, 'last-event-id': first.lastId! } }),
+      (events) => events.some((envelope) => envelope.type === 'run-end'),
+    )
+    const seqs = [...first.envelopes, ...rest.envelopes].map((envelope) => envelope.seq)
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, index) => index + 1))
+    expect(rest.envelopes.at(-1)).toMatchObject({ type: 'run-end', status: 'succeeded' })
+    const run = await api<RunJson>('n1', 'GET', `/api/runs/${runId}`)
+    expect(run.json.owner.node).toBe('n3')
+  }, 60_000)
+
+  it('answers a message for a conversation whose workspace is on another node with 409 naming that node', async () => {
+    const conversation = await api<{ id: string }>('n1', 'POST', '/api/conversations', { agent: 'fast' })
+    const first = await api<RunJson>('n1', 'POST', `/api/conversations/${conversation.json.id}/messages`, {
+      text: 'FILE=conversation.txt',
+    })
+    expect(first.status).toBe(202)
+    await waitForRuns('n1', [first.json.id], (run) => run.status === 'succeeded')
+    const elsewhere = await api<{ error: { code: string; message: string } }>(
+      'n2',
+      'POST',
+      `/api/conversations/${conversation.json.id}/messages`,
+      { text: 'and more' },
+    )
+    expect(elsewhere.status).toBe(409)
+    expect(elsewhere.json.error.message).toMatch(/is on node n1, and this is n2/)
+  }, 60_000)
+
+  it('marks the runs of a SIGKILLed node interrupted once its lease expires; other nodes keep every event', async () => {
+    const daemon = await start('n4')
+    const submitted = await api<RunJson>('n4', 'POST', '/api/runs', {
+      agent: 'slow',
+      prompt: 'HANG=1 FILE=hang.txt',
+    })
+    const runId = submitted.json.id
+    await waitForRuns('n1', [runId], (run) => run.status === 'running', 30_000)
+    // A client on n1 follows the run; then n4 dies without a word.
+    const following = fetch(`${daemons.get('n1')!.url}/api/runs/${runId}/events`, {
+      headers: { authorization: `Bearer ${tokens.get('n1')}` },
+    }).then((response) =>
+      readEvents(response, (events) => events.some((envelope) => envelope.type === 'run-end')),
+    )
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    daemon.child.kill('SIGKILL')
+    await daemon.stop()
+    daemons.delete('n4')
+    const [ended] = await waitForRuns('n1', [runId], (run) => run.status === 'interrupted', 30_000)
+    expect(ended?.reason).toBe('node n4 stopped answering (no heartbeat for 2 s)')
+    const { envelopes } = await following
+    expect(envelopes.map((envelope) => envelope.seq)).toEqual(
+      Array.from({ length: envelopes.length }, (_, index) => index + 1),
+    )
+    expect(envelopes.at(-1)).toMatchObject({ type: 'run-end', status: 'interrupted' })
+    const nodes = await api<{ id: string; state: string }[]>('n1', 'GET', '/api/nodes')
+    expect(nodes.json.find((node) => node.id === 'n4')?.state).toBe('lost')
+  }, 60_000)
+})
