@@ -219,7 +219,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       log,
     })
     const tools = createToolRegistry(createWorkspaceTools())
-    const actions = createActionsService({ store, tools, clock, defaultWorkspace: options.projectDir })
+    const actions = createActionsService({
+      store,
+      tools,
+      clock,
+      defaultWorkspace: options.projectDir,
+      nodeId: info.nodeId,
+    })
     const builtin = createBuiltinRunner({
       store,
       runs,

@@ -48,11 +48,30 @@ export interface ActionsServiceOptions {
    * directory, so they must be applied there too. Without it such an action cannot be applied.
    */
   defaultWorkspace?: string
+  /**
+   * This node: a confirmed write is applied in its run's workspace, which only the node that holds it can
+   * reach (several daemons on one PostgreSQL). Without it every workspace counts as local.
+   */
+  nodeId?: string
 }
 
 export function createActionsService(options: ActionsServiceOptions) {
   const { store, tools } = options
   const clock = options.clock ?? systemClock
+
+  /** A write lands in its run's workspace: on another node's disk, this node cannot apply it. */
+  async function assertAppliesHere(userId: string, action: PendingAction): Promise<void> {
+    if (!options.nodeId || !action.runId) return
+    const run = await store.forUser(userId).runs.get(action.runId)
+    const home = run?.pinnedNode ?? run?.owner.node
+    if (home && home !== options.nodeId) {
+      throw new AppError(
+        'conflict',
+        `action ${action.id} applies in a workspace on node ${home}, and this is ${options.nodeId}`,
+        { hint: `confirm it on the daemon of ${home} (rejecting works on any node)` },
+      )
+    }
+  }
 
   async function workspaceOf(
     repositories: Repositories,
@@ -197,6 +216,7 @@ export function createActionsService(options: ActionsServiceOptions) {
       }
       const decided = already(current)
       if (decided) return { ...decided, remaining: await remainingFor(userId, current) }
+      if (decision.kind === 'confirm') await assertAppliesHere(userId, current)
 
       if (current.expiresAt <= clock().toISOString()) {
         await store.transaction(async (repositories) => {

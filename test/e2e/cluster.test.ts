@@ -7,6 +7,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
 import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
 import { freshPostgresUrl, makeTempDir } from '../helpers/store-engines.js'
 
@@ -79,6 +80,7 @@ describe('several daemons sharing one PostgreSQL', () => {
   let root: string
   let project: string
   let databaseUrl: string
+  let mock: MockModelServer
   const daemons = new Map<string, RunningDaemon>()
   const tokens = new Map<string, string>()
 
@@ -87,6 +89,9 @@ describe('several daemons sharing one PostgreSQL', () => {
       PATH: [FAKE_BIN, path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
       HOME: root,
       FAKE_CURSOR_DELAY_MS: '150',
+      // The built-in agent's model.
+      ANTHROPIC_BASE_URL: mock.url,
+      ANTHROPIC_API_KEY: 'sk-ant-test-cluster-0123456789',
       ...extra,
     })
 
@@ -135,6 +140,7 @@ describe('several daemons sharing one PostgreSQL', () => {
   }
 
   beforeAll(async () => {
+    mock = await startMockModelServer()
     root = await makeTempDir('hangar-cluster-')
     project = path.join(root, 'project')
     await mkdir(project)
@@ -161,6 +167,7 @@ describe('several daemons sharing one PostgreSQL', () => {
 
   afterAll(async () => {
     for (const daemon of daemons.values()) await daemon.stop()
+    await mock?.close()
     if (root) await rm(root, { recursive: true, force: true })
   })
 
@@ -239,6 +246,53 @@ describe('several daemons sharing one PostgreSQL', () => {
     expect(elsewhere.status).toBe(409)
     expect(elsewhere.json.error.message).toMatch(/is on node n1, and this is n2/)
   }, 60_000)
+
+  it('confirms a proposal only on the node holding its workspace, rejects it anywhere, and continues there', async () => {
+    const created = await api<{ id: string }>('n1', 'POST', '/api/conversations', { agent: 'builtin' })
+    const conversationId = created.json.id
+    const propose = async (file: string) => {
+      const message = await api<RunJson>('n1', 'POST', `/api/conversations/${conversationId}/messages`, {
+        text: `FILE=${file}`,
+      })
+      await waitForRuns('n1', [message.json.id], (run) => run.status === 'awaiting_confirmation', 30_000)
+      const pending = await api<{ id: string; conversationId: string }[]>(
+        'n2',
+        'GET',
+        '/api/actions?status=pending',
+      )
+      return pending.json.find((action) => action.conversationId === conversationId)!.id
+    }
+    const first = await propose('confirmed.txt')
+    const refused = await api<{ error: { message: string } }>(
+      'n2',
+      'POST',
+      `/api/actions/${first}/confirm`,
+      {},
+    )
+    expect(refused.status).toBe(409)
+    expect(refused.json.error.message).toMatch(/applies in a workspace on node n1, and this is n2/)
+    const confirmed = await api<{ continuation: RunJson }>('n1', 'POST', `/api/actions/${first}/confirm`, {})
+    expect(confirmed.status).toBe(200)
+    const [continued] = await waitForRuns(
+      'n2',
+      [confirmed.json.continuation.id],
+      (run) => run.status === 'succeeded',
+    )
+    expect(continued?.owner.node).toBe('n1')
+
+    const second = await propose('rejected.txt')
+    const rejected = await api<{ continuation: RunJson }>('n2', 'POST', `/api/actions/${second}/reject`, {
+      reason: 'not that one',
+    })
+    expect(rejected.status).toBe(200)
+    // Decided on n2, continued on n1, where the conversation's workspace is.
+    const [afterReject] = await waitForRuns(
+      'n2',
+      [rejected.json.continuation.id],
+      (run) => run.status === 'succeeded',
+    )
+    expect(afterReject?.owner.node).toBe('n1')
+  }, 90_000)
 
   it('marks the runs of a SIGKILLed node interrupted once its lease expires; other nodes keep every event', async () => {
     const daemon = await start('n4')
