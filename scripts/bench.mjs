@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os'
 import path from 'node:path'
 import { benchProxy, printProxyBench } from './bench-proxy.mjs'
+import { benchCluster, printClusterBench } from './bench-cluster.mjs'
 import { benchWeb, printWebBench } from './bench-web.mjs'
 import { benchWorkspaceSync, formatBytes } from './bench-workspace-sync.mjs'
 
@@ -241,6 +242,7 @@ const sync = await benchWorkspaceSync()
 // The LLM proxy against a direct call, a minimal pass-through and (when it installs) Portkey.
 const proxy = await benchProxy()
 const web = await benchWeb(root)
+const cluster = await benchCluster(root)
 
 console.log(`hangar bench (node ${process.versions.node}, ${os.cpus().length} cores)`)
 console.log(`hangar up start-up, cold (new data dir):  ${summary(cold, ' ms')}`)
@@ -281,3 +283,4 @@ for (const [label, result] of [
 }
 printProxyBench(proxy)
 printWebBench(web, summary)
+printClusterBench(cluster)
