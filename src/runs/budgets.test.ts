@@ -1,6 +1,7 @@
 // A budget set on a profile made in the UI or over the API was never enforced: the proxy read budgets
 // from hangar.yaml only, so such a profile could spend without limit.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { proxyRequestRow } from '../../test/helpers/proxy-request-row.js'
 import { STORE_ENGINES, type TestStore } from '../../test/helpers/store-engines.js'
 import { parseConfig } from '../core/config.js'
 import { allBudgets, type BudgetDeps, budgetStatus } from './budgets.js'
@@ -13,24 +14,17 @@ describe('budgets', () => {
   let userId: string
 
   const spend = (id: string, profile: string, startedAt: string, costUsd: number) =>
-    testStore.store.forUser(userId).proxyRequests.record({
-      id,
-      runId: null,
-      tokenId: 'tok',
-      profile,
-      family: 'anthropic',
-      method: 'POST',
-      path: '/v1/messages',
-      model: 'm',
-      stream: false,
-      status: 200,
-      feeds: [],
-      usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
-      costUsd,
-      error: null,
-      startedAt,
-      durationMs: 1,
-    })
+    testStore.store
+      .forUser(userId)
+      .proxyRequests.record(
+        proxyRequestRow({
+          id,
+          profile,
+          startedAt,
+          costUsd,
+          usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
+        }),
+      )
 
   beforeEach(async () => {
     testStore = await STORE_ENGINES[0]!.open()

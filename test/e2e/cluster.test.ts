@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
 import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
+import { maxOverlap } from '../helpers/run-overlap.js'
 import { freshPostgresUrl, makeTempDir } from '../helpers/store-engines.js'
 
 const FAKE_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/bin')
@@ -29,22 +30,6 @@ interface Envelope {
   seq: number
   type: string
   status?: string
-}
-
-/** The most runs that overlapped in time. */
-function maxOverlap(runs: RunJson[]): number {
-  const points = runs.flatMap((run) => [
-    { at: Date.parse(run.startedAt!), delta: 1 },
-    { at: Date.parse(run.endedAt!), delta: -1 },
-  ])
-  points.sort((left, right) => left.at - right.at || left.delta - right.delta)
-  let current = 0
-  let most = 0
-  for (const point of points) {
-    current += point.delta
-    most = Math.max(most, current)
-  }
-  return most
 }
 
 /** Reads an SSE response until `done` says so (or the stream ends); returns the envelopes and last id. */

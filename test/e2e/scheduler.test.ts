@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { groupAlive } from '../../src/adapters/supervisor.js'
 import { openStore } from '../../src/store/store.js'
 import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
+import { maxOverlap } from '../helpers/run-overlap.js'
 import { makeTempDir } from '../helpers/store-engines.js'
 
 const FAKE_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/bin')
@@ -36,22 +37,6 @@ async function client(dataDir: string, url: string) {
     })
     return (await response.json()) as T
   }
-}
-
-/** The most runs that overlapped in time. */
-function maxOverlap(runs: RunJson[]): number {
-  const points = runs.flatMap((run) => [
-    { at: Date.parse(run.startedAt!), delta: 1 },
-    { at: Date.parse(run.endedAt!), delta: -1 },
-  ])
-  points.sort((left, right) => left.at - right.at || left.delta - right.delta)
-  let current = 0
-  let most = 0
-  for (const point of points) {
-    current += point.delta
-    most = Math.max(most, current)
-  }
-  return most
 }
 
 describe('scheduler with a fake CLI', () => {

@@ -6,6 +6,7 @@ import { silentLogger } from '../../core/logger.js'
 import type { User } from '../../store/repositories/users-repository.js'
 import type { AppVariables } from '../auth-middleware.js'
 import { createErrorHandler } from '../error-envelope.js'
+import { proxyRequestRow } from '../../../test/helpers/proxy-request-row.js'
 import { registerUsageRoutes } from './usage-routes.js'
 
 interface UsageBody {
@@ -51,24 +52,7 @@ describe('GET /api/usage', () => {
     registerUsageRoutes(app, { store, runtime: { config: config ?? defaultConfig() } })
     app.onError(createErrorHandler(silentLogger))
     const record = (id: string, profile: string, startedAt: string, costUsd: number) =>
-      store.forUser(owner.id).proxyRequests.record({
-        id,
-        runId: null,
-        tokenId: 'tok',
-        profile,
-        family: 'anthropic',
-        method: 'POST',
-        path: '/v1/messages',
-        model: 'm',
-        stream: false,
-        status: 200,
-        feeds: [],
-        usage: { inputTokens: 10, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
-        costUsd,
-        error: null,
-        startedAt,
-        durationMs: 1,
-      })
+      store.forUser(owner.id).proxyRequests.record(proxyRequestRow({ id, profile, startedAt, costUsd }))
     await record('p1', 'reviewer', '2026-02-01T08:00:00.000Z', 0.5)
     await record('p2', 'mine', '2026-02-03T08:00:00.000Z', 1.5)
     await record('p3', 'reviewer', '2026-02-03T09:00:00.000Z', 0.25)
