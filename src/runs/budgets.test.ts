@@ -14,17 +14,15 @@ describe('budgets', () => {
   let userId: string
 
   const spend = (id: string, profile: string, startedAt: string, costUsd: number) =>
-    testStore.store
-      .forUser(userId)
-      .proxyRequests.record(
-        proxyRequestRow({
-          id,
-          profile,
-          startedAt,
-          costUsd,
-          usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
-        }),
-      )
+    testStore.store.forUser(userId).proxyRequests.record(
+      proxyRequestRow({
+        id,
+        profile,
+        startedAt,
+        costUsd,
+        usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      }),
+    )
 
   beforeEach(async () => {
     testStore = await STORE_ENGINES[0]!.open()
