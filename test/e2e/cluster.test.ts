@@ -7,6 +7,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { groupAlive } from '../../src/adapters/supervisor.js'
 import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
 import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
 import { maxOverlap } from '../helpers/run-overlap.js'
@@ -17,6 +18,7 @@ const NODES = ['n1', 'n2', 'n3'] as const
 
 interface RunJson {
   id: string
+  agentPgid: number | null
   status: string
   agent: string
   owner: { node: string | null }
@@ -306,5 +308,10 @@ describe('several daemons sharing one PostgreSQL', () => {
     expect(envelopes.at(-1)).toMatchObject({ type: 'run-end', status: 'interrupted' })
     const nodes = await api<{ id: string; state: string }[]>('n1', 'GET', '/api/nodes')
     expect(nodes.json.find((node) => node.id === 'n4')?.state).toBe('lost')
+    // The agent n4 started is not the others' to kill (it could be on another machine): it still runs,
+    // and the test reaps it itself.
+    expect(ended?.agentPgid).toBeGreaterThan(0)
+    expect(groupAlive(ended!.agentPgid!)).toBe(true)
+    process.kill(-ended!.agentPgid!, 'SIGKILL')
   }, 60_000)
 })
