@@ -41,7 +41,7 @@ export interface ProxiedRequest {
 export interface ProxyDeps {
   authenticate(token: string): Promise<ProxySession | undefined>
   upstreamFor(session: ProxySession, family: UrlFamily): Promise<Upstream>
-  feedsFor(session: ProxySession): { feeds: readonly ResolvedFeed[]; project: string }
+  feedsFor(session: ProxySession): Promise<{ feeds: readonly ResolvedFeed[]; project: string }>
   fetcher: FeedFetcher
   caps: FeedCaps
   openaiPlacement: 'system' | 'user'
@@ -208,7 +208,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         await finish(sendError(res, urlFamily, 'budget_exceeded', overBudget), overBudget)
         return
       }
-      const { feeds, project } = deps.feedsFor(session)
+      const { feeds, project } = await deps.feedsFor(session)
       if (feeds.length > 0) {
         const results = await deps.fetcher.collect(feeds, {
           agent: session.profile,

@@ -4,7 +4,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import path from 'node:path'
 import type { AdapterDef, ModelEndpoint, ModelFamily } from '../adapters/types.js'
-import { type HangarConfig, type ProfileConfig } from '../core/config.js'
+import { type HangarConfig, type ProfileConfig, ProfileSchema } from '../core/config.js'
+import { isAdapterId } from '../core/adapter-ids.js'
 import type { UsageTotals } from '../core/events.js'
 import { newId } from '../core/ids.js'
 import type { Logger } from '../core/logger.js'
@@ -106,13 +107,21 @@ export function createModelProxy(options: {
   const sessions = new Map<string, { session: Promise<ProxySession | undefined>; until: number }>()
   let baseUrl: string | undefined
 
-  function manifestFor(profile: string): ResolvedFeed[] {
+  /**
+   * A profile's feeds: hangar.yaml's (resolved once), else the user's own profile's (read per request: it
+   * may change at any time). A bare adapter id has none.
+   */
+  async function manifestFor(profile: string, userId?: string): Promise<ResolvedFeed[]> {
     let manifest = manifests.get(profile)
-    if (!manifest) {
+    if (manifest) return manifest
+    if (config.agents[profile] || !userId || isAdapterId(profile)) {
       manifest = resolveFeedManifest(profile, config.agents[profile], config.services)
       manifests.set(profile, manifest)
+      return manifest
     }
-    return manifest
+    const stored = await store.forUser(userId).profiles.get(profile)
+    const parsed = ProfileSchema.safeParse(stored?.definition)
+    return parsed.success ? resolveFeedManifest(profile, parsed.data, config.services) : []
   }
 
   function authenticate(token: string): Promise<ProxySession | undefined> {
@@ -191,7 +200,7 @@ export function createModelProxy(options: {
   const handler = createProxyHandler({
     authenticate,
     upstreamFor: (session, family) => upstreams.upstreamFor(session.userId, session.profile, family),
-    feedsFor: (session) => ({ feeds: manifestFor(session.profile), project }),
+    feedsFor: async (session) => ({ feeds: await manifestFor(session.profile, session.userId), project }),
     fetcher,
     caps: { perFeedBytes: config.proxy.feedMaxBytes, totalBytes: config.proxy.feedTotalMaxBytes },
     openaiPlacement: config.proxy.openaiPlacement,

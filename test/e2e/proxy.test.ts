@@ -218,6 +218,32 @@ describe('LLM proxy', () => {
     expect(feedHits).toBe(1)
   })
 
+  // A profile made in the UI or API is checked like hangar.yaml's; its feeds used to be ignored by the
+  // proxy, which read only hangar.yaml's.
+  it('injects the feeds of a profile the user made, read at request time', async () => {
+    await runtime.store.forUser(runtime.owner.id).profiles.put('watcher', {
+      adapter: 'claude-code',
+      feeds: [{ name: 'prices', source: 'market', path: '/api/prices/{agent}', ttl: 300 }],
+    })
+    const minted = await runtime.modelProxy.mintForProfile('system', runtime.owner.id, 'watcher')
+    mock.enqueue(reply().text('Noted.'))
+    const response = await fetch(`${minted.endpoints.anthropic}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': STAND_IN_KEY,
+        'anthropic-version': '2023-06-01',
+      },
+      body: JSON.stringify(messages('Any news?')),
+    })
+    expect(response.status).toBe(200)
+    const sent = mock.requests[0]!.body as { messages: { content: { text: string }[] }[] }
+    expect(sent.messages[1]!.content[0]!.text).toMatch(/^--- BEGIN FEED: prices \(from market, refreshed /)
+    expect(await runtime.modelProxy.manifestFor('watcher', runtime.owner.id)).toEqual([
+      expect.objectContaining({ name: 'prices', path: '/api/prices/watcher' }),
+    ])
+  })
+
   it('passes an upstream error through unchanged', async () => {
     mock.enqueue(httpError(529, 'Overloaded'))
     const direct = await fetch(`${endpoints.anthropic}/v1/messages`, {

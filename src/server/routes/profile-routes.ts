@@ -92,7 +92,8 @@ export function registerProfileRoutes(
       const stored = await store.forUser(context.get('principal').user.id).profiles.get(name)
       if (!stored) throw new AppError('not_found', `no profile "${name}"`)
     }
-    const feeds = runtime.modelProxy.manifestFor(name).map((feed) => ({
+    const userId = context.get('principal').user.id
+    const feeds = (await runtime.modelProxy.manifestFor(name, userId)).map((feed) => ({
       ...feed,
       state: runtime.modelProxy.fetcher.state(name, feed),
     }))
