@@ -3,7 +3,10 @@ import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
 import { App } from './app'
 import { applyTheme } from './lib/use-theme'
-import './styles.css'
+import './styles/base.css'
+import './styles/shell.css'
+import './styles/chat.css'
+import './styles/pages.css'
 
 applyTheme()
 createRoot(document.getElementById('root')!).render(
