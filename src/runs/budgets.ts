@@ -1,6 +1,7 @@
 // Budgets per profile (`budget: { usd, window }`), in one place for the proxy, which refuses a request once
 // one is spent, and for GET /api/usage, which shows how close each is. A profile of hangar.yaml wins over
 // one of the user's own with the same name (the profile routes keep the names apart anyway).
+import { isAdapterId } from '../core/adapter-ids.js'
 import type { BudgetStatus } from '../core/api-types.js'
 import { type HangarConfig, type ProfileConfig, ProfileSchema } from '../core/config.js'
 import { parseDuration } from '../core/duration.js'
@@ -35,9 +36,10 @@ export async function budgetStatus(
   userId: string,
   profile: string,
 ): Promise<BudgetStatus | undefined> {
-  // Runs on every proxied request: one row read, not the user's whole list.
+  // Runs on every proxied request: one row read at most, none for a bare adapter id (it has no profile).
   const configured = deps.config.agents[profile]
-  const stored = configured ? undefined : await deps.store.forUser(userId).profiles.get(profile)
+  const stored =
+    configured || isAdapterId(profile) ? undefined : await deps.store.forUser(userId).profiles.get(profile)
   const budget = configured?.budget ?? ProfileSchema.shape.budget.safeParse(stored?.definition.budget).data
   return budget ? statusOf(deps, userId, profile, budget) : undefined
 }
