@@ -19,7 +19,7 @@ import {
   privateScratchRoot,
   startRefusingProxy,
   TEST_API_KEY,
-  testCliPath,
+  realCliPath,
   waitFor,
 } from '../helpers/real-cli-cases.js'
 import { node24Binary } from '../helpers/test-clis.js'
@@ -46,9 +46,7 @@ describe('hangar run with real CLIs', () => {
     dataDir = path.join(root, 'data')
     await mkdir(path.join(root, 'home'), { recursive: true })
     env = cleanEnv({
-      PATH: [...testCliPath(), path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(
-        ':',
-      ),
+      PATH: realCliPath(),
       HOME: path.join(root, 'home'),
       HANGAR_DATA_DIR: dataDir,
       HANGAR_NODE24: node24Binary(),

@@ -23,7 +23,7 @@ import {
   privateScratchRoot,
   startRefusingProxy,
   TEST_API_KEY,
-  testCliPath,
+  realCliPath,
 } from '../helpers/real-cli-cases.js'
 
 interface RunView {
@@ -150,9 +150,7 @@ describe('MCP endpoint', () => {
     await writeFile(path.join(project, 'README.md'), '# MCP project\nneedle here\n')
     await writeFile(path.join(root, 'outside.txt'), 'not for MCP clients\n')
     const env = cleanEnv({
-      PATH: [...testCliPath(), path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(
-        ':',
-      ),
+      PATH: realCliPath(),
       HOME: path.join(root, 'home'),
       ANTHROPIC_API_KEY: TEST_API_KEY,
       ANTHROPIC_BASE_URL: mock.url,

@@ -13,7 +13,7 @@ import {
   REAL_CLI_CASES,
   startRefusingProxy,
   TEST_API_KEY,
-  testCliPath,
+  realCliPath,
 } from '../helpers/real-cli-cases.js'
 import { node24Binary } from '../helpers/test-clis.js'
 
@@ -68,9 +68,7 @@ describe('every CLI with a model endpoint goes through the proxy', () => {
     async (name, cliCase) => {
       mock.reset()
       const env = cleanEnv({
-        PATH: [...testCliPath(), path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(
-          ':',
-        ),
+        PATH: realCliPath(),
         HOME: shop.home,
         HANGAR_DATA_DIR: path.join(shop.root, 'data'),
         HANGAR_NODE24: node24Binary(),

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
 import { type FeedProject, startFeedProject } from '../helpers/feed-project.js'
 import { cleanEnv, type RunningDaemon, runHangar, startDaemon } from '../helpers/hangar-cli.js'
-import { loopbackOnlyEnv, startRefusingProxy, TEST_API_KEY, testCliPath } from '../helpers/real-cli-cases.js'
+import { loopbackOnlyEnv, startRefusingProxy, TEST_API_KEY, realCliPath } from '../helpers/real-cli-cases.js'
 import { testCliBin } from '../helpers/test-clis.js'
 
 interface Envelope {
@@ -55,9 +55,7 @@ describe('feeds through the proxy with real CLIs', () => {
       ].join('\n'),
     )
     env = cleanEnv({
-      PATH: [...testCliPath(), path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(
-        ':',
-      ),
+      PATH: realCliPath(),
       HOME: shop.home,
       HANGAR_DATA_DIR: path.join(shop.root, 'data'),
       ANTHROPIC_BASE_URL: mock.url,

@@ -9,7 +9,7 @@ import { type MockModelServer, startMockModelServer } from '../fixtures/mock-mod
 import { type FeedProject, startFeedProject } from '../helpers/feed-project.js'
 import { gitIn } from '../helpers/git-fixture.js'
 import { cleanEnv, runHangar } from '../helpers/hangar-cli.js'
-import { loopbackOnlyEnv, startRefusingProxy, TEST_API_KEY, testCliPath } from '../helpers/real-cli-cases.js'
+import { loopbackOnlyEnv, startRefusingProxy, TEST_API_KEY, realCliPath } from '../helpers/real-cli-cases.js'
 import { startSshd, type TestSshd } from '../helpers/sshd.js'
 
 const FEED_TEXT = 'On-call today: Dana.'
@@ -65,9 +65,7 @@ describe('a remote agent through the proxy', () => {
 
   it('runs Claude Code on the host, its model traffic tunnelled back to the proxy', async () => {
     const env = cleanEnv({
-      PATH: [...testCliPath(), path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(
-        ':',
-      ),
+      PATH: realCliPath(),
       HOME: shop.home,
       // The host is this machine, as this user: keep Claude's state out of the real home there too.
       CLAUDE_CONFIG_DIR: path.join(shop.root, 'claude-config'),

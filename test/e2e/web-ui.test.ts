@@ -10,7 +10,7 @@ import { type MockModelServer, reply, startMockModelServer } from '../fixtures/m
 import { launchChromium, screenshot } from '../helpers/browser.js'
 import { type FeedProject, startFeedProject } from '../helpers/feed-project.js'
 import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
-import { loopbackOnlyEnv, startRefusingProxy, TEST_API_KEY, testCliPath } from '../helpers/real-cli-cases.js'
+import { loopbackOnlyEnv, startRefusingProxy, TEST_API_KEY, realCliPath } from '../helpers/real-cli-cases.js'
 
 const PROVIDER_KEY = 'sk-ant-web-ui-secret-4321'
 
@@ -78,9 +78,7 @@ describe('web UI', () => {
       ].join('\n'),
     )
     daemonEnv = cleanEnv({
-      PATH: [...testCliPath(), path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(
-        ':',
-      ),
+      PATH: realCliPath(),
       HOME: shop.home,
       ANTHROPIC_BASE_URL: mock.url,
       ANTHROPIC_API_KEY: TEST_API_KEY,

@@ -89,6 +89,11 @@ export function testCliPath(): string[] {
   ]
 }
 
+/** A PATH for a process that runs the real CLIs: theirs first, then this Node and the system's tools. */
+export function realCliPath(): string {
+  return [...testCliPath(), path.dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':')
+}
+
 /** A proxy that refuses everything and remembers what was asked: any entry is an attempt to leave loopback. */
 export async function startRefusingProxy(): Promise<{
   url: string
