@@ -344,7 +344,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           credentials,
           log,
           info,
-          policy: { allowLocalProviders: options.config.server.allowLocalProviders },
+          policy: { allowPrivateNetworks: options.config.allowPrivateNetworks },
           runtime: {
             bus,
             submitRun,

@@ -59,10 +59,14 @@ describe('config', () => {
       feedTotalMaxBytes: 65536,
       openaiPlacement: 'user',
       bodyLimitMb: 32,
+      upstreamConnectTimeoutMs: 10_000,
+      upstreamIdleTimeoutMs: 300_000,
     })
     expect(config.server).toEqual({
       maxConcurrentRuns: 8,
-      allowLocalProviders: true,
+      allowedRoots: [],
+      trustProxy: false,
+      public: false,
       heartbeatMs: 5000,
       leaseMs: 20_000,
     })
@@ -190,5 +194,26 @@ describe('config', () => {
       'agents.a.feeds[0].ttl',
       'services.s.url',
     ])
+  })
+
+  it('lifts providers.allowPrivateNetworks out of the provider map (default off)', () => {
+    expect(parseConfig('').allowPrivateNetworks).toBe(false)
+    const config = parseConfig(
+      'providers:\n  allowPrivateNetworks: true\n  ollama: { baseUrl: "http://127.0.0.1:11434/v1" }\n',
+    )
+    expect(config.allowPrivateNetworks).toBe(true)
+    expect(Object.keys(config.providers)).toEqual(['ollama'])
+    expect(issuesOf('providers:\n  allowPrivateNetworks: yes please\n')[0]?.path).toBe(
+      'providers.allowPrivateNetworks',
+    )
+    expect(
+      issuesOf('providers:\n  ollama: { baseUrl: "http://127.0.0.1:1/v1", bogus: 1 }\n')[0]?.message,
+    ).toMatch(/unknown key "bogus"; expected one of: baseUrl, apiKeyEnv, model/)
+  })
+
+  it('names what replaced server.allowLocalProviders', () => {
+    expect(issuesOf('server: { allowLocalProviders: true }\n')[0]?.message).toMatch(
+      /replaced by providers.allowPrivateNetworks/,
+    )
   })
 })

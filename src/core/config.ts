@@ -21,6 +21,11 @@ const httpUrl = z
 const serviceSchema = z.strictObject({
   url: httpUrl,
   auth: z.strictObject({ bearerEnv: envName }).optional(),
+  /**
+   * Path prefixes that feeds of profiles made in the UI or API (by any user) may fetch from this service
+   * with its credentials. hangar.yaml's own profiles may use any path; by default user feeds get none.
+   */
+  userFeedPaths: z.array(z.string().startsWith('/', 'expected a path prefix starting with "/"')).optional(),
 })
 
 const providerSchema = z.strictObject({
@@ -75,25 +80,57 @@ const proxySchema = z.strictObject({
     .default(64 * 1024),
   openaiPlacement: z.enum(['system', 'user']).default('system'),
   bodyLimitMb: z.number().positive().default(32),
+  /** An upstream that does not accept the connection in this long fails the request (502). */
+  upstreamConnectTimeoutMs: z.int().positive().default(10_000),
+  /** An upstream silent this long (no response headers, or no body bytes mid-stream) fails the request. */
+  upstreamIdleTimeoutMs: z.int().positive().default(300_000),
 })
 
 const serverSchema = z.strictObject({
   maxConcurrentRuns: z.int().min(1).default(4),
-  allowLocalProviders: z.boolean().default(true),
+  /**
+   * Directories (besides the daemon's project) a run may work in; a run's cwd must resolve inside one.
+   * Relative paths are resolved against the project directory by the caller. The data dir may not be in one.
+   */
+  allowedRoots: z.array(z.string().min(1)).default([]),
+  /** Behind a TLS reverse proxy: honour X-Forwarded-Proto/For (Secure cookies, per-client rate limits). */
+  trustProxy: z.boolean().default(false),
+  /** Binding a non-loopback address needs this (or `hangar up --public`). */
+  public: z.boolean().default(false),
   /** How often a daemon writes its heartbeat row (several daemons on one PostgreSQL). */
   heartbeatMs: z.int().min(100).default(5000),
   /** A node silent this long is gone: another node marks its unfinished runs interrupted. */
   leaseMs: z.int().min(300).default(20_000),
 })
 
-export const ConfigSchema = z.strictObject({
+/**
+ * `providers:` holds the provider entries plus one flag, `allowPrivateNetworks` (a user-set base URL may
+ * point at loopback or private addresses; default off). The flag is lifted out to the top level of the
+ * parsed config so `config.providers` stays a plain map of providers.
+ */
+const providersSchema = z
+  .object({ allowPrivateNetworks: z.boolean().optional() })
+  .catchall(providerSchema)
+  .default({})
+
+const configShape = z.strictObject({
   defaultAgent: name.optional(),
   services: z.record(name, serviceSchema).default({}),
-  providers: z.record(name, providerSchema).default({}),
+  providers: providersSchema,
   targets: z.record(name, targetSchema).default({}),
   agents: z.record(name, ProfileSchema).default({}),
   proxy: proxySchema.default(() => proxySchema.parse({})),
   server: serverSchema.default(() => serverSchema.parse({})),
+})
+
+export const ConfigSchema = configShape.transform(({ providers, ...config }) => {
+  const { allowPrivateNetworks, ...entries } = providers
+  return {
+    ...config,
+    providers: entries as Record<string, z.output<typeof providerSchema>>,
+    /** `providers.allowPrivateNetworks`: user-set base URLs may reach loopback and private networks. */
+    allowPrivateNetworks: allowPrivateNetworks ?? false,
+  }
 })
 
 export type HangarConfig = z.output<typeof ConfigSchema>
@@ -133,6 +170,13 @@ function crossReferenceIssues(config: HangarConfig): { path: PathSegment[]; mess
   const issues: { path: PathSegment[]; message: string }[] = []
   const providerNames = new Set<string>([...KNOWN_PROVIDERS, ...Object.keys(config.providers)])
   for (const [providerName, provider] of Object.entries(config.providers)) {
+    if (!/^[a-zA-Z0-9][a-zA-Z0-9._-]*$/.test(providerName)) {
+      issues.push({
+        path: ['providers', providerName],
+        message: 'expected a name of letters, digits, ".", "_" or "-"',
+      })
+      continue
+    }
     if (!(KNOWN_PROVIDERS as readonly string[]).includes(providerName) && !provider.baseUrl) {
       issues.push({
         path: ['providers', providerName],
@@ -205,14 +249,26 @@ function crossReferenceIssues(config: HangarConfig): { path: PathSegment[]; mess
   return issues
 }
 
+/** Keys of earlier releases, and what replaced them (named in the error instead of "unknown key"). */
+const RENAMED_KEYS: Record<string, string> = {
+  'server.allowLocalProviders':
+    "providers.allowPrivateNetworks (user-set base URLs only; the operator's own providers may be local)",
+}
+
 /** The allowed keys at a path of the schema, for "unknown key" hints. */
 function allowedKeysAt(path: readonly PathSegment[]): string[] {
   let schema: z.core.$ZodType = ConfigSchema
   for (const segment of path) {
     schema = unwrap(schema)
-    const def = schema._zod.def as { type: string; shape?: Record<string, z.core.$ZodType> }
+    const def = schema._zod.def as {
+      type: string
+      shape?: Record<string, z.core.$ZodType>
+      catchall?: z.core.$ZodType
+    }
     if (def.type === 'object' && def.shape && typeof segment === 'string' && def.shape[segment]) {
       schema = def.shape[segment]
+    } else if (def.type === 'object' && def.catchall && def.catchall._zod.def.type !== 'never') {
+      schema = def.catchall
     } else if (def.type === 'record') {
       schema = (schema._zod.def as unknown as { valueType: z.core.$ZodType }).valueType
     } else if (def.type === 'array') {
@@ -226,9 +282,11 @@ function allowedKeysAt(path: readonly PathSegment[]): string[] {
 function unwrap(schema: z.core.$ZodType): z.core.$ZodType {
   let current = schema
   for (;;) {
-    const def = current._zod.def as { type: string; innerType?: z.core.$ZodType }
+    const def = current._zod.def as { type: string; innerType?: z.core.$ZodType; in?: z.core.$ZodType }
     if ((def.type === 'optional' || def.type === 'default' || def.type === 'nullable') && def.innerType) {
       current = def.innerType
+    } else if (def.type === 'pipe' && def.in) {
+      current = def.in
     } else return current
   }
 }
@@ -289,11 +347,14 @@ export function parseConfig(text: string, file = 'hangar.yaml'): HangarConfig {
           if (issue.code === 'unrecognized_keys') {
             const allowed = allowedKeysAt(path)
             for (const key of issue.keys) {
+              const renamed = RENAMED_KEYS[dotted([...path, key])]
               issues.push({
                 file,
                 ...locate(nodeOffset(path, key)),
                 path: dotted([...path, key]),
-                message: `unknown key "${key}"${allowed.length ? `; expected one of: ${allowed.join(', ')}` : ''}`,
+                message: renamed
+                  ? `"${key}" was replaced by ${renamed}`
+                  : `unknown key "${key}"${allowed.length ? `; expected one of: ${allowed.join(', ')}` : ''}`,
               })
             }
           } else {

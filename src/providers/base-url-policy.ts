@@ -121,7 +121,7 @@ export function checkProviderBaseUrl(url: string, options: { allowLocal: boolean
     refuse(
       'The provider base URL points at a loopback or private address, and local providers are not allowed',
       { host },
-      'An operator can allow them with server.allowLocalProviders.',
+      'An operator can allow them with providers.allowPrivateNetworks in hangar.yaml.',
     )
   }
 }

@@ -125,7 +125,7 @@ async function resolveProviderSettings(input: Omit<BuiltinProviderInput, 'model'
   const keyEnv = configured?.apiKeyEnv ?? DEFAULT_KEY_ENV[provider]
   const apiKey = vaulted ?? (keyEnv ? env[keyEnv] : undefined) ?? undefined
   // Per-user and configured base URLs are checked (an SSRF risk); keyless endpoints must be local ones.
-  if (baseUrl) checkProviderBaseUrl(baseUrl, { allowLocal: config.server.allowLocalProviders })
+  if (baseUrl) checkProviderBaseUrl(baseUrl, { allowLocal: config.allowPrivateNetworks })
   if (!apiKey && !(baseUrl && isLoopback(baseUrl))) {
     throw new AppError('unavailable', `no API key for provider "${provider}"`, {
       retryable: false,

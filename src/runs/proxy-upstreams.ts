@@ -36,7 +36,7 @@ export function createProxyUpstreams(options: {
     const vaulted = settings?.keyConfigured ? await credentials.revealKey(userId, family) : null
     const baseUrl = settings?.baseUrl ?? configured?.baseUrl ?? PUBLIC_BASE_URL[family]
     if (settings?.baseUrl)
-      checkProviderBaseUrl(settings.baseUrl, { allowLocal: config.server.allowLocalProviders })
+      checkProviderBaseUrl(settings.baseUrl, { allowLocal: config.allowPrivateNetworks })
     const apiKey = vaulted ?? configured?.apiKey
     return apiKey ? { baseUrl, apiKey } : { baseUrl }
   }

@@ -71,7 +71,7 @@ export interface ServerDeps {
   credentials: CredentialsService
   log: Logger
   info: { version: string; nodeId: string; startedAt: Date }
-  policy: { allowLocalProviders: boolean }
+  policy: { allowPrivateNetworks: boolean }
   /** Where the built web UI is (default: the package's dist/web); null serves the API alone. */
   webRoot?: string | null
   /** The run machinery; the daemon always has it (apps built for auth tests alone leave it out). */

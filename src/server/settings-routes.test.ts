@@ -9,7 +9,7 @@ describe('settings-routes', () => {
   })
 
   it('refuses metadata and link-local base URLs, and local ones when local providers are not allowed', async () => {
-    testApp = await openTestApp({ allowLocalProviders: false })
+    testApp = await openTestApp({ allowPrivateNetworks: false })
     const cookie = await testApp.signIn()
     const put = (baseUrl: string) =>
       testApp!.app.request(
@@ -30,7 +30,7 @@ describe('settings-routes', () => {
   })
 
   it('allows a loopback base URL when local providers are allowed', async () => {
-    testApp = await openTestApp({ allowLocalProviders: true })
+    testApp = await openTestApp({ allowPrivateNetworks: true })
     const cookie = await testApp.signIn()
     const response = await testApp.app.request(
       'http://localhost/api/settings/providers/ollama',

@@ -40,7 +40,7 @@ export interface TestApp {
 }
 
 export interface TestAppOptions {
-  allowLocalProviders?: boolean
+  allowPrivateNetworks?: boolean
   /** Default: SQLite. */
   engine?: StoreEngine
   clock?: Clock
@@ -62,7 +62,7 @@ export async function openTestApp(options: TestAppOptions = {}): Promise<TestApp
     credentials,
     log: silentLogger,
     info: TEST_INFO,
-    policy: { allowLocalProviders: options.allowLocalProviders ?? true },
+    policy: { allowPrivateNetworks: options.allowPrivateNetworks ?? true },
     // The API alone: whether dist/web was built must not change what these tests see.
     webRoot: null,
   })

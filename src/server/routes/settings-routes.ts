@@ -45,7 +45,7 @@ export function registerSettingsRoutes(
     const provider = providerParam(context.req.param('provider'))
     const body = await readJsonBody(context, putSchema)
     // A per-user base URL is an SSRF risk: no metadata or link-local addresses, local ones only if allowed.
-    if (body.baseUrl) checkProviderBaseUrl(body.baseUrl, { allowLocal: deps.policy.allowLocalProviders })
+    if (body.baseUrl) checkProviderBaseUrl(body.baseUrl, { allowLocal: deps.policy.allowPrivateNetworks })
     const principal = context.get('principal')
     return context.json(await deps.credentials.put(principal, principal.user.id, provider, body))
   })
