@@ -216,4 +216,15 @@ describe('config', () => {
       /replaced by providers.allowPrivateNetworks/,
     )
   })
+
+  it('answers names such as __proto__ and constructor with nothing (no prototype in name maps)', () => {
+    const config = parseConfig('agents:\n  reviewer: { adapter: codex }\n')
+    for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+      expect(config.agents[name], name).toBeUndefined()
+      expect(config.providers[name], name).toBeUndefined()
+      expect(config.services[name], name).toBeUndefined()
+      expect(config.targets[name], name).toBeUndefined()
+    }
+    expect(config.agents.reviewer?.adapter).toBe('codex')
+  })
 })

@@ -123,11 +123,22 @@ const configShape = z.strictObject({
   server: serverSchema.default(() => serverSchema.parse({})),
 })
 
+/**
+ * A map keyed by names users type (`__proto__`, `constructor`) must not answer with Object.prototype's
+ * members: every name-keyed map of the config has no prototype.
+ */
+function nameMap<Value>(entries: Record<string, Value>): Record<string, Value> {
+  return Object.assign(Object.create(null) as Record<string, Value>, entries)
+}
+
 export const ConfigSchema = configShape.transform(({ providers, ...config }) => {
   const { allowPrivateNetworks, ...entries } = providers
   return {
     ...config,
-    providers: entries as Record<string, z.output<typeof providerSchema>>,
+    services: nameMap(config.services),
+    targets: nameMap(config.targets),
+    agents: nameMap(config.agents),
+    providers: nameMap(entries as Record<string, z.output<typeof providerSchema>>),
     /** `providers.allowPrivateNetworks`: user-set base URLs may reach loopback and private networks. */
     allowPrivateNetworks: allowPrivateNetworks ?? false,
   }

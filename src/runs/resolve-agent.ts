@@ -25,7 +25,8 @@ export type UserProfiles = Readonly<Record<string, ProfileConfig>>
 
 export async function loadUserProfiles(store: Store, userId: string): Promise<UserProfiles> {
   const stored = await store.forUser(userId).profiles.list()
-  const profiles: Record<string, ProfileConfig> = {}
+  // No prototype: a name such as "constructor" must not find Object.prototype's member.
+  const profiles = Object.create(null) as Record<string, ProfileConfig>
   // Each was checked by the same schema when saved; parsing again fills defaults added since.
   for (const profile of stored) {
     const parsed = ProfileSchema.safeParse(profile.definition)
@@ -67,7 +68,7 @@ export function resolveAgent(
     config.defaultAgent ??
     detected.find((candidate) => isUsable(candidate) && candidate.auth.state === 'ok')?.id ??
     'builtin'
-  const { adapterId, profile } = fromName(name, config, registry, context.userProfiles ?? {})
+  const { adapterId, profile } = fromName(name, config, registry, context.userProfiles ?? Object.create(null))
   if (adapterId === 'builtin') return { kind: 'builtin', name, profile }
   const adapter = registry.require(adapterId)
   const detection = detected.find((candidate) => candidate.id === adapterId)
