@@ -126,13 +126,11 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
       resolve({ ...result, aborted })
     }
     const client = target.protocol === 'https:' ? https : http
+    const pool = input.upstream.agents ?? agents
     const upstreamRequest = client.request(target, {
       method: input.method,
       headers,
-      agent:
-        target.protocol === 'https:'
-          ? (input.upstream.agents ?? agents).https
-          : (input.upstream.agents ?? agents).http,
+      agent: target.protocol === 'https:' ? pool.https : pool.http,
     })
     res.once('close', () => {
       if (!res.writableFinished) {

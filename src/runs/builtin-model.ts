@@ -124,10 +124,19 @@ async function resolveProviderSettings(input: Omit<BuiltinProviderInput, 'model'
   }
   // Keyless endpoints must be local ones (Ollama, vLLM).
   if (!apiKey && !(baseUrl && isLoopback(baseUrl))) {
-    throw new AppError('unavailable', `no API key for provider "${provider}"`, {
-      retryable: false,
-      hint: `set ${operator.keyEnv ?? 'its apiKeyEnv'} or store a key in the provider settings`,
-    })
+    // The operator's key never goes to a base URL a user set: say so rather than "set the variable".
+    throw new AppError(
+      'unavailable',
+      chosen.userSet
+        ? `no API key for provider "${provider}": the base URL in your provider settings goes only with a key of your own`
+        : `no API key for provider "${provider}"`,
+      {
+        retryable: false,
+        hint: chosen.userSet
+          ? `store your key for "${provider}" in the provider settings, or remove your base URL to use the instance's endpoint`
+          : `set ${operator.keyEnv ?? 'its apiKeyEnv'} or store a key in the provider settings`,
+      },
+    )
   }
   const settings = stored.find((credential) => credential.provider === provider)
   return {
