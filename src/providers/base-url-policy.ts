@@ -3,11 +3,12 @@
 // link-local addresses are always refused, loopback and private networks only pass when the operator
 // allows local providers (Ollama, vLLM on the LAN). Literal IPs are checked in every notation the URL
 // parser accepts; host names are checked by name only, since resolving them here would not stop a DNS
-// answer that changes later (that check belongs to the connection, not to the setting).
+// answer that changes later: that check belongs to the connection (guarded-connection.ts classifies the
+// resolved address with the same rules).
 import { isIPv4, isIPv6 } from 'node:net'
 import { AppError } from '../core/errors.js'
 
-type AddressClass = 'public' | 'local' | 'metadata'
+export type AddressClass = 'public' | 'local' | 'metadata'
 
 const LOCAL_NAMES = new Set(['localhost'])
 const METADATA_NAMES = new Set([
@@ -74,7 +75,8 @@ function classifyIPv6(address: string): AddressClass {
   return 'public'
 }
 
-function classifyHost(hostname: string): AddressClass {
+/** What a host name or IP literal (any bracket, case or trailing dot) is: public, local or metadata. */
+export function classifyHost(hostname: string): AddressClass {
   const host = hostname
     .toLowerCase()
     .replace(/^\[|\]$/g, '')

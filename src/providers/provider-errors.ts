@@ -4,6 +4,7 @@ import { AppError, isAppError } from '../core/errors.js'
 import { checkHistory } from '../core/history.js'
 import type { Message } from '../core/messages.js'
 import { createRedactor } from '../core/redact.js'
+import { RefusedAddressError } from './guarded-connection.js'
 
 /** 408 timeout, 409 conflict (a lock upstream), 429 rate limit and every 5xx may pass on a later try. */
 export function isRetryableStatus(status: number): boolean {
@@ -90,7 +91,28 @@ export function malformedStreamError(provider: string, cause: unknown): AppError
   })
 }
 
+/** A connection the guarded fetch refused (a user-set base URL the policy does not allow), if any. */
+function refusalIn(cause: unknown): Error | undefined {
+  let current = cause
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current instanceof RefusedAddressError) return current
+    if (isAppError(current) && current.code === 'invalid_request' && current.details?.field === 'baseUrl')
+      return current
+    current = current.cause
+  }
+  return undefined
+}
+
 export function connectionError(provider: string, cause: unknown): AppError {
+  // A refusal is the policy's answer, not a flaky network: say why, and do not retry.
+  const refused = refusalIn(cause)
+  if (refused) {
+    return new AppError('upstream_error', `The connection to ${provider} was refused: ${refused.message}`, {
+      retryable: false,
+      details: { provider },
+      cause,
+    })
+  }
   return new AppError('upstream_error', `The connection to ${provider} failed or dropped`, {
     retryable: true,
     details: { provider },

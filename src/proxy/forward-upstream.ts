@@ -15,6 +15,10 @@ export interface Upstream {
   baseUrl: string
   /** A key Hangar holds for this user: it replaces whatever auth the client sent. */
   apiKey?: string
+  /** Connections for a base URL a user set (their lookup refuses addresses the operator did not allow). */
+  agents?: { http: http.Agent; https: https.Agent }
+  /** Send no client auth either (a run's agent carries the operator's login, not the user's). */
+  dropClientAuth?: boolean
 }
 
 const HOP_BY_HOP = new Set([
@@ -104,7 +108,9 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
     if (target.searchParams.has('key')) target.searchParams.set('key', input.upstream.apiKey)
   } else {
     for (const name of AUTH_HEADERS)
-      if (String(headers[name] ?? '').includes(STAND_IN_KEY)) delete headers[name]
+      if (input.upstream.dropClientAuth || String(headers[name] ?? '').includes(STAND_IN_KEY))
+        delete headers[name]
+    if (input.upstream.dropClientAuth) target.searchParams.delete('key')
   }
   // The usage filter works on the bytes as they are: ask for them unencoded.
   if (input.hideUsageChunk) headers['accept-encoding'] = 'identity'
@@ -120,10 +126,11 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
       resolve({ ...result, aborted })
     }
     const client = target.protocol === 'https:' ? https : http
+    const pool = input.upstream.agents ?? agents
     const upstreamRequest = client.request(target, {
       method: input.method,
       headers,
-      agent: target.protocol === 'https:' ? agents.https : agents.http,
+      agent: target.protocol === 'https:' ? pool.https : pool.http,
     })
     res.once('close', () => {
       if (!res.writableFinished) {

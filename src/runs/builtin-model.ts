@@ -1,26 +1,15 @@
 // Which model the built-in agent talks to, and with which key: the profile's provider and model, else the
 // user's stored provider settings, else what the environment offers (ANTHROPIC_API_KEY, OPENAI_BASE_URL…).
-// Keys come from the vault (per user) or the environment; keyless endpoints only when local providers
-// are allowed.
+// Which key goes with which base URL is choose-upstream.ts's rule; keyless endpoints must be local.
 import type { HangarConfig, ProfileConfig } from '../core/config.js'
 import { AppError } from '../core/errors.js'
-import { checkProviderBaseUrl } from '../providers/base-url-policy.js'
-import { createLlmClient } from '../providers/create-llm-client.js'
+import { createLlmClient, resolveBaseUrl } from '../providers/create-llm-client.js'
+import { createGuardedFetch } from '../providers/guarded-connection.js'
 import type { LlmClient } from '../providers/types.js'
 import type { CredentialsService } from '../store/credentials-service.js'
+import { chooseUpstream, operatorEndpoint } from './choose-upstream.js'
 
 export const DEFAULT_BUILTIN_MODEL = 'claude-sonnet-4-6'
-
-const DEFAULT_KEY_ENV: Record<string, string> = {
-  anthropic: 'ANTHROPIC_API_KEY',
-  openai: 'OPENAI_API_KEY',
-  openrouter: 'OPENROUTER_API_KEY',
-  gemini: 'GEMINI_API_KEY',
-}
-const DEFAULT_BASE_URL_ENV: Record<string, string> = {
-  anthropic: 'ANTHROPIC_BASE_URL',
-  openai: 'OPENAI_BASE_URL',
-}
 
 export interface BuiltinModel {
   client: LlmClient
@@ -47,6 +36,8 @@ export interface BuiltinProvider {
   provider: string
   baseUrl: string | undefined
   apiKey: string | undefined
+  /** The base URL is one the user set (connections to it are checked after DNS). */
+  userSet: boolean
   model: string
 }
 
@@ -71,6 +62,9 @@ export async function resolveBuiltinModel(
         provider: chosen.provider,
         ...(chosen.baseUrl && { baseUrl: chosen.baseUrl }),
         ...(chosen.apiKey && { apiKey: chosen.apiKey }),
+        ...(chosen.userSet && {
+          fetch: createGuardedFetch({ allowPrivate: input.config.allowPrivateNetworks }),
+        }),
       })
   return { client, provider: chosen.provider, model: chosen.model }
 }
@@ -117,25 +111,37 @@ async function resolveProviderSettings(input: Omit<BuiltinProviderInput, 'model'
       hint: 'set ANTHROPIC_API_KEY, or OPENAI_BASE_URL for a local OpenAI-compatible server, or add providers: to hangar.yaml',
     })
   }
-  const configured = config.providers[provider]
-  const settings = stored.find((credential) => credential.provider === provider)
-  const baseUrlEnv = DEFAULT_BASE_URL_ENV[provider]
-  const baseUrl = settings?.baseUrl ?? configured?.baseUrl ?? (baseUrlEnv ? env[baseUrlEnv] : undefined)
-  const vaulted = settings?.keyConfigured ? await credentials.revealKey(userId, provider) : null
-  const keyEnv = configured?.apiKeyEnv ?? DEFAULT_KEY_ENV[provider]
-  const apiKey = vaulted ?? (keyEnv ? env[keyEnv] : undefined) ?? undefined
-  // A user's own base URL is an SSRF risk (the operator's, from hangar.yaml or the environment, is not):
-  // private addresses only with providers.allowPrivateNetworks. Keyless endpoints must be local ones.
-  if (settings?.baseUrl) checkProviderBaseUrl(settings.baseUrl, { allowLocal: config.allowPrivateNetworks })
-  if (!apiKey && !(baseUrl && isLoopback(baseUrl))) {
-    throw new AppError('unavailable', `no API key for provider "${provider}"`, {
+  const operator = operatorEndpoint(provider, config, env)
+  const chosen = await chooseUpstream({ provider, operator, config, credentials, userId, stored })
+  const { baseUrl, apiKey } = chosen
+  // A provider Hangar has no default for is only known by a base URL: without one there is nowhere to go
+  // (and no other provider's endpoint or key may stand in for it).
+  if (resolveBaseUrl(provider, baseUrl) === undefined) {
+    throw new AppError('unavailable', `the model provider "${provider}" has no base URL`, {
       retryable: false,
-      hint: `set ${keyEnv ?? 'its apiKeyEnv'} or store a key in the provider settings`,
+      hint: `add providers.${provider}.baseUrl to hangar.yaml, or set a base URL for "${provider}" in the provider settings`,
     })
   }
+  // Keyless endpoints must be local ones (Ollama, vLLM).
+  if (!apiKey && !(baseUrl && isLoopback(baseUrl))) {
+    // The operator's key never goes to a base URL a user set: say so rather than "set the variable".
+    throw new AppError(
+      'unavailable',
+      chosen.userSet
+        ? `no API key for provider "${provider}": the base URL in your provider settings goes only with a key of your own`
+        : `no API key for provider "${provider}"`,
+      {
+        retryable: false,
+        hint: chosen.userSet
+          ? `store your key for "${provider}" in the provider settings, or remove your base URL to use the instance's endpoint`
+          : `set ${operator.keyEnv ?? 'its apiKeyEnv'} or store a key in the provider settings`,
+      },
+    )
+  }
+  const settings = stored.find((credential) => credential.provider === provider)
   return {
-    endpoint: { provider, baseUrl: baseUrl || undefined, apiKey: apiKey || undefined },
+    endpoint: { provider, baseUrl, apiKey, userSet: chosen.userSet },
     settingsModel: settings?.model ?? undefined,
-    configuredModel: configured?.model,
+    configuredModel: config.providers[provider]?.model,
   }
 }

@@ -91,7 +91,7 @@ export function createModelProxy(options: {
   fetcher?: FeedFetcher
 }) {
   const { store, auth, config, env, log } = options
-  const upstreams = createProxyUpstreams(options)
+  const upstreams = createProxyUpstreams({ ...options, profileFor })
   const project = path.basename(options.projectDir)
   const fetcher =
     options.fetcher ??
@@ -122,6 +122,14 @@ export function createModelProxy(options: {
     const stored = await store.forUser(userId).profiles.get(profile)
     const parsed = ProfileSchema.safeParse(stored?.definition)
     return parsed.success ? resolveFeedManifest(profile, parsed.data, config.services) : []
+  }
+
+  /** A profile by name: hangar.yaml's, else the user's own (read per request: it may change at any time). */
+  async function profileFor(userId: string, profile: string): Promise<ProfileConfig | null> {
+    if (config.agents[profile]) return config.agents[profile]
+    if (isAdapterId(profile)) return null
+    const stored = await store.forUser(userId).profiles.get(profile)
+    return ProfileSchema.safeParse(stored?.definition).data ?? null
   }
 
   function authenticate(token: string): Promise<ProxySession | undefined> {
@@ -199,7 +207,7 @@ export function createModelProxy(options: {
 
   const handler = createProxyHandler({
     authenticate,
-    upstreamFor: (session, family) => upstreams.upstreamFor(session.userId, session.profile, family),
+    upstreamFor: (session, family) => upstreams.upstreamFor(session, family),
     feedsFor: async (session) => ({ feeds: await manifestFor(session.profile, session.userId), project }),
     fetcher,
     caps: { perFeedBytes: config.proxy.feedMaxBytes, totalBytes: config.proxy.feedTotalMaxBytes },
@@ -243,7 +251,10 @@ export function createModelProxy(options: {
     if (!family && input.adapter.id === 'claude-code') family = 'anthropic'
     if (!family) return unproxied
     const urlFamily = URL_FAMILY[family]
-    const upstream = await upstreams.upstreamFor(input.userId, input.agent, urlFamily)
+    const upstream = await upstreams.upstreamFor(
+      { userId: input.userId, profile: input.agent, runId: input.runId },
+      urlFamily,
+    )
     const token = await mintForRun(input.userId, input.runId, input.agent)
     const endpoint: ModelEndpoint = { family, baseUrl: endpointsFor(token)[urlFamily] }
     if (upstream.apiKey !== undefined) endpoint.apiKey = STAND_IN_KEY

@@ -1,15 +1,19 @@
 // Where the proxy sends a session's traffic, and with which key: what the endpoint would have been without
-// the proxy. For a CLI, its family's provider (the user's stored settings, then hangar.yaml, then the usual
-// environment variables, then the public endpoint); for the built-in agent, the provider it chose. A key
-// Hangar holds (vault or environment) is swapped in by the proxy; without one the client's own auth passes.
+// the proxy. For a CLI, its family's provider; for the built-in agent (a hangar.yaml profile or one the
+// user made), the provider it chose — never another family's endpoint or key. Which key may travel to
+// which base URL is choose-upstream.ts's rule; a user-set base URL is connected to through the guarded
+// lookup. A key Hangar holds replaces the client's auth; without one the client's own auth passes, except
+// to a user-set base URL from a run's agent (its auth, a CLI login or key on this host, is the operator's).
 import { defaultEndpointFor } from '../adapters/model-endpoint.js'
-import type { HangarConfig } from '../core/config.js'
-import { checkProviderBaseUrl } from '../providers/base-url-policy.js'
+import type { HangarConfig, ProfileConfig } from '../core/config.js'
+import { AppError } from '../core/errors.js'
 import { resolveBaseUrl } from '../providers/create-llm-client.js'
+import { guardedAgents } from '../providers/guarded-connection.js'
 import type { Upstream } from '../proxy/forward-upstream.js'
 import type { UrlFamily } from '../proxy/proxy-errors.js'
 import type { CredentialsService } from '../store/credentials-service.js'
 import { resolveBuiltinEndpoint } from './builtin-model.js'
+import { type ChosenUpstream, chooseUpstream } from './choose-upstream.js'
 
 const PUBLIC_BASE_URL: Record<UrlFamily, string> = {
   anthropic: 'https://api.anthropic.com',
@@ -22,48 +26,86 @@ const ENDPOINT_FAMILY = { anthropic: 'anthropic', openai: 'openai-chat', gemini:
 
 const CACHE_MS = 5_000
 
+/** Who asks: the token's user and profile, and whether it is a run's (its agent runs on this host). */
+export interface UpstreamRequester {
+  userId: string
+  profile: string
+  runId: string | null
+}
+
 export function createProxyUpstreams(options: {
   config: HangarConfig
   env: Readonly<Record<string, string | undefined>>
   credentials: CredentialsService
+  /** A profile by name: hangar.yaml's, else the user's own (null for a bare adapter id or none). */
+  profileFor(userId: string, profile: string): Promise<ProfileConfig | null>
 }) {
   const { config, env, credentials } = options
   const cache = new Map<string, { upstream: Promise<Upstream>; until: number }>()
 
-  async function forCli(userId: string, family: UrlFamily): Promise<Upstream> {
-    const settings = (await credentials.list(userId)).find((entry) => entry.provider === family)
-    const configured = defaultEndpointFor(ENDPOINT_FAMILY[family], env, config.providers)
-    const vaulted = settings?.keyConfigured ? await credentials.revealKey(userId, family) : null
-    const baseUrl = settings?.baseUrl ?? configured?.baseUrl ?? PUBLIC_BASE_URL[family]
-    if (settings?.baseUrl)
-      checkProviderBaseUrl(settings.baseUrl, { allowLocal: config.allowPrivateNetworks })
-    const apiKey = vaulted ?? configured?.apiKey
-    return apiKey ? { baseUrl, apiKey } : { baseUrl }
+  function toUpstream(requester: UpstreamRequester, chosen: ChosenUpstream, baseUrl: string): Upstream {
+    const upstream: Upstream = { baseUrl }
+    if (chosen.apiKey) upstream.apiKey = chosen.apiKey
+    if (chosen.userSet) {
+      upstream.agents = guardedAgents({ allowPrivate: config.allowPrivateNetworks })
+      if (!chosen.apiKey && requester.runId !== null) upstream.dropClientAuth = true
+    }
+    return upstream
   }
 
-  async function forBuiltin(userId: string, profile: string, family: UrlFamily): Promise<Upstream> {
+  async function forCli(requester: UpstreamRequester, family: UrlFamily): Promise<Upstream> {
+    const configured = defaultEndpointFor(ENDPOINT_FAMILY[family], env, config.providers)
+    const chosen = await chooseUpstream({
+      provider: family,
+      operator: { baseUrl: configured?.baseUrl, apiKey: configured?.apiKey },
+      config,
+      credentials,
+      userId: requester.userId,
+    })
+    return toUpstream(requester, chosen, chosen.baseUrl ?? PUBLIC_BASE_URL[family])
+  }
+
+  async function forBuiltin(
+    requester: UpstreamRequester,
+    profile: ProfileConfig | null,
+    family: UrlFamily,
+  ): Promise<Upstream> {
     const chosen = await resolveBuiltinEndpoint({
       config,
-      profile: config.agents[profile] ?? null,
+      profile,
       env,
       credentials,
-      userId,
+      userId: requester.userId,
     })
-    const baseUrl = resolveBaseUrl(chosen.provider, chosen.baseUrl) ?? PUBLIC_BASE_URL[family]
-    return chosen.apiKey ? { baseUrl, apiKey: chosen.apiKey } : { baseUrl }
+    // The built-in agent speaks Anthropic to `anthropic` and OpenAI Chat Completions to everything else.
+    const speaks: UrlFamily = chosen.provider === 'anthropic' ? 'anthropic' : 'openai'
+    if (family !== speaks) {
+      throw new AppError(
+        'invalid_request',
+        `agent "${requester.profile}" uses provider "${chosen.provider}", which this proxy serves under /${speaks}, not /${family}`,
+      )
+    }
+    const baseUrl = resolveBaseUrl(chosen.provider, chosen.baseUrl)
+    // resolveBuiltinEndpoint refuses a provider without a base URL; this is the same refusal, kept local.
+    if (!baseUrl) throw new AppError('unavailable', `the model provider "${chosen.provider}" has no base URL`)
+    return toUpstream(requester, chosen, baseUrl)
   }
 
-  const isBuiltin = (profile: string) =>
-    profile === 'builtin' || config.agents[profile]?.adapter === 'builtin'
+  async function resolve(requester: UpstreamRequester, family: UrlFamily): Promise<Upstream> {
+    const profile =
+      requester.profile === 'builtin' ? null : await options.profileFor(requester.userId, requester.profile)
+    const builtin = requester.profile === 'builtin' || profile?.adapter === 'builtin'
+    return builtin ? forBuiltin(requester, profile, family) : forCli(requester, family)
+  }
 
   return {
     /** Cached for a few seconds: a key or base URL changed in the settings applies to the next requests. */
-    upstreamFor(userId: string, profile: string, family: UrlFamily): Promise<Upstream> {
-      const key = `${userId}\0${profile}\0${family}`
+    upstreamFor(requester: UpstreamRequester, family: UrlFamily): Promise<Upstream> {
+      const key = [requester.userId, requester.profile, requester.runId !== null, family].join('\0')
       const now = Date.now()
       const cached = cache.get(key)
       if (cached && cached.until > now) return cached.upstream
-      const upstream = isBuiltin(profile) ? forBuiltin(userId, profile, family) : forCli(userId, family)
+      const upstream = resolve(requester, family)
       cache.set(key, { upstream, until: now + CACHE_MS })
       upstream.catch(() => cache.delete(key))
       return upstream
