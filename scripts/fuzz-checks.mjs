@@ -13,10 +13,11 @@ export async function startSink() {
     requests++
     request.resume()
     request.on('end', () => {
+      // Each family's upstream is mounted under its own prefix, so the answer takes its caller's shape.
       const url = request.url ?? ''
-      const body = url.includes('generateContent')
+      const body = url.startsWith('/gemini')
         ? { error: { code: 400, message: 'sink: bad request', status: 'INVALID_ARGUMENT' } }
-        : url.includes('/messages')
+        : url.startsWith('/anthropic')
           ? { type: 'error', error: { type: 'invalid_request_error', message: 'sink: bad request' } }
           : { error: { message: 'sink: bad request', type: 'invalid_request_error' } }
       response.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(body))

@@ -43,11 +43,11 @@ const env = { ...process.env }
 for (const name of Object.keys(env)) if (name.startsWith('HANGAR_')) delete env[name]
 Object.assign(env, {
   HANGAR_LOG_LEVEL: 'warn',
-  ANTHROPIC_BASE_URL: sink.url,
+  ANTHROPIC_BASE_URL: `${sink.url}/anthropic`,
   ANTHROPIC_API_KEY: 'sk-ant-fuzz-operator-key-000000000000',
-  OPENAI_BASE_URL: `${sink.url}/v1`,
+  OPENAI_BASE_URL: `${sink.url}/openai/v1`,
   OPENAI_API_KEY: 'sk-fuzz-operator-key-0000000000000000',
-  GOOGLE_GEMINI_BASE_URL: sink.url,
+  GOOGLE_GEMINI_BASE_URL: `${sink.url}/gemini`,
   GEMINI_API_KEY: 'AIzafuzzoperatorkey00000000000000000000',
 })
 
