@@ -20,6 +20,8 @@ export default tseslint.config(
           'clearTimeout',
           'Buffer',
           'TextDecoder',
+          'AbortSignal',
+          'Headers',
         ].map((name) => [name, 'readonly']),
       ),
     },
