@@ -181,7 +181,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       ? { vault: createVault(keyringSource.keyring) }
       : { vault: null, reason: keyringSource.reason }
     const auth = createAuthService({ store, clock })
-    const credentials = createCredentialsService({ store, vaultState })
+    const credentials = createCredentialsService({
+      store,
+      vaultState,
+      configuredProviders: Object.keys(options.config.providers),
+    })
     const { owner, created } = await ensureOwner(store)
     const info = {
       version: VERSION,

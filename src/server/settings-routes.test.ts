@@ -38,4 +38,31 @@ describe('settings-routes', () => {
     )
     expect(response.status).toBe(200)
   })
+
+  // Found by npm run fuzz: any name answered 200 with blank settings, and an empty PUT stored a row for
+  // a provider that has no base URL anywhere.
+  it('answers 404 for a provider nobody declared, and refuses an empty change or one with no base URL', async () => {
+    testApp = await openTestApp()
+    const cookie = await testApp.signIn()
+    const request = (method: string, provider: string, body?: unknown) =>
+      testApp!.app.request(
+        `http://localhost/api/settings/providers/${provider}`,
+        body === undefined ? { method, headers: { cookie } } : jsonInit(method, body, { cookie }),
+      )
+    expect((await request('GET', 'constructor')).status).toBe(404)
+    expect((await request('GET', 'anthropic')).status).toBe(200)
+    expect((await request('PUT', 'constructor', {})).status).toBe(400)
+    expect((await request('PUT', 'anthropic', {})).status).toBe(400)
+    const keyOnly = await request('PUT', 'my-gateway', { apiKey: 'sk-gateway-0123456789' })
+    expect(keyOnly.status).toBe(400)
+    expect(((await keyOnly.json()) as { error: { message: string } }).error.message).toMatch(
+      /give it a baseUrl/,
+    )
+    expect(await testApp.credentials.list(testApp.owner.id)).toEqual([])
+    expect((await request('PUT', 'my-gateway', { baseUrl: 'https://gateway.example.com/v1' })).status).toBe(
+      200,
+    )
+    expect((await request('PUT', 'my-gateway', { apiKey: 'sk-gateway-0123456789' })).status).toBe(200)
+    expect((await request('GET', 'my-gateway')).status).toBe(200)
+  })
 })

@@ -2,6 +2,7 @@
 // the instance has no key (PostgreSQL without HANGAR_SECRET_KEYS) only key operations fail — with
 // `vault_unavailable` — and keyless providers keep working.
 import { AppError } from '../core/errors.js'
+import { KNOWN_PROVIDERS } from '../core/provider-names.js'
 import { actorOf, type Principal } from './auth-service.js'
 import type { ProviderCredential } from './repositories/credentials-repository.js'
 import type { Store } from './store.js'
@@ -32,8 +33,17 @@ export function toCredentialView(credential: ProviderCredential): ProviderCreden
 
 export type VaultState = { vault: Vault } | { vault: null; reason: string }
 
-export function createCredentialsService(options: { store: Store; vaultState: VaultState }) {
+export function createCredentialsService(options: {
+  store: Store
+  vaultState: VaultState
+  /** Provider names hangar.yaml declares (with their base URLs), besides the ones Hangar knows. */
+  configuredProviders?: readonly string[]
+}) {
   const { store, vaultState } = options
+  /** A provider Hangar knows, or one hangar.yaml declares: it has a base URL without the user giving one. */
+  const isKnownProvider = (provider: string) =>
+    (KNOWN_PROVIDERS as readonly string[]).includes(provider) ||
+    (options.configuredProviders ?? []).includes(provider)
 
   function requireVault(): Vault {
     if (vaultState.vault) return vaultState.vault
@@ -49,6 +59,8 @@ export function createCredentialsService(options: { store: Store; vaultState: Va
       return (await store.forUser(userId).credentials.list()).map(toCredentialView)
     },
 
+    isKnownProvider,
+
     async get(userId: string, provider: string): Promise<ProviderCredentialView | undefined> {
       const credential = await store.forUser(userId).credentials.get(provider)
       return credential && toCredentialView(credential)
@@ -60,6 +72,13 @@ export function createCredentialsService(options: { store: Store; vaultState: Va
       provider: string,
       input: { apiKey?: string | null; model?: string | null; baseUrl?: string | null },
     ): Promise<ProviderCredentialView> {
+      if (input.apiKey === undefined && input.model === undefined && input.baseUrl === undefined) {
+        throw new AppError('invalid_request', 'nothing to change: give apiKey, model or baseUrl', {
+          details: {
+            fields: [{ path: '(body)', message: 'expected at least one of apiKey, model, baseUrl' }],
+          },
+        })
+      }
       const keyChange =
         input.apiKey === undefined
           ? {}
@@ -70,6 +89,17 @@ export function createCredentialsService(options: { store: Store; vaultState: Va
                 keyLast4: input.apiKey.length >= 12 ? input.apiKey.slice(-4) : null,
               }
       return store.transaction(async (repositories) => {
+        if (!isKnownProvider(provider)) {
+          const existing = await repositories.forUser(userId).credentials.get(provider)
+          const baseUrl = input.baseUrl === undefined ? existing?.baseUrl : input.baseUrl
+          if (!baseUrl) {
+            throw new AppError(
+              'invalid_request',
+              `provider "${provider}" is not one Hangar knows (${KNOWN_PROVIDERS.join(', ')}): give it a baseUrl`,
+              { details: { fields: [{ path: 'baseUrl', message: 'required for this provider' }] } },
+            )
+          }
+        }
         const saved = await repositories.forUser(userId).credentials.upsert(provider, {
           ...keyChange,
           ...(input.model !== undefined && { model: input.model }),

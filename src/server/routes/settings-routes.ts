@@ -3,6 +3,7 @@
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import { AppError } from '../../core/errors.js'
+import { KNOWN_PROVIDERS } from '../../core/provider-names.js'
 import { checkProviderBaseUrl } from '../../providers/base-url-policy.js'
 import type { ServerDeps } from '../app.js'
 import type { AppVariables } from '../auth-middleware.js'
@@ -36,6 +37,11 @@ export function registerSettingsRoutes(
   app.get('/api/settings/providers/:provider', async (context) => {
     const provider = providerParam(context.req.param('provider'))
     const view = await deps.credentials.get(context.get('principal').user.id, provider)
+    if (!view && !deps.credentials.isKnownProvider(provider)) {
+      throw new AppError('not_found', `no settings for provider "${provider}"`, {
+        hint: `known providers: ${KNOWN_PROVIDERS.join(', ')}; another name needs a baseUrl (PUT)`,
+      })
+    }
     return context.json(
       view ?? { provider, keyConfigured: false, keyLast4: null, model: null, baseUrl: null, updatedAt: null },
     )
