@@ -124,8 +124,9 @@ async function resolveProviderSettings(input: Omit<BuiltinProviderInput, 'model'
   const vaulted = settings?.keyConfigured ? await credentials.revealKey(userId, provider) : null
   const keyEnv = configured?.apiKeyEnv ?? DEFAULT_KEY_ENV[provider]
   const apiKey = vaulted ?? (keyEnv ? env[keyEnv] : undefined) ?? undefined
-  // Per-user and configured base URLs are checked (an SSRF risk); keyless endpoints must be local ones.
-  if (baseUrl) checkProviderBaseUrl(baseUrl, { allowLocal: config.allowPrivateNetworks })
+  // A user's own base URL is an SSRF risk (the operator's, from hangar.yaml or the environment, is not):
+  // private addresses only with providers.allowPrivateNetworks. Keyless endpoints must be local ones.
+  if (settings?.baseUrl) checkProviderBaseUrl(settings.baseUrl, { allowLocal: config.allowPrivateNetworks })
   if (!apiKey && !(baseUrl && isLoopback(baseUrl))) {
     throw new AppError('unavailable', `no API key for provider "${provider}"`, {
       retryable: false,
