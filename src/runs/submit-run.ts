@@ -23,8 +23,17 @@ import type { WorkspacePolicy } from './workspace-policy.js'
 export const submitRunSchema = z.strictObject({
   agent: z.string().min(1).optional(),
   prompt: z.string().min(1, 'the prompt must not be empty').max(1_000_000),
-  cwd: z.string().min(1).optional(),
-  isolate: z.boolean().optional(),
+  cwd: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Where the run works, relative to the project: inside the project or server.allowedRoots, never the data dir',
+    ),
+  isolate: z
+    .boolean()
+    .optional()
+    .describe('A one-off worktree instead of in place (always, for anyone but the owner)'),
   model: z.string().min(1).optional(),
   conversationId: z.string().min(1).optional(),
   dependsOn: z.array(z.string().min(1)).max(100).optional(),
