@@ -65,6 +65,25 @@ describe('run boundaries: configuration', () => {
     }
   })
 
+  it('refuses hangar run --cwd outside the project or in the data dir, with exit code 2', async () => {
+    const dataDir = path.join(root, 'data-cli')
+    const away = path.join(root, 'away')
+    await mkdir(away)
+    const run = (cwd: string) =>
+      runHangar(['run', '--agent', 'builtin', '--cwd', cwd, '--data-dir', dataDir, 'NOTOOL'], {
+        env,
+        cwd: project,
+      })
+    const outsideRun = await run('../away')
+    expect(outsideRun.code, outsideRun.stderr).toBe(2)
+    expect(outsideRun.stderr).toContain(`--cwd: cwd ${away} is outside the allowed roots: ${project}`)
+    const inData = await run(dataDir)
+    expect(inData.code, inData.stderr).toBe(2)
+    expect(inData.stderr).toMatch(/inside Hangar's data dir/)
+    const listed = await runHangar(['runs', 'list', '--json', '--data-dir', dataDir], { env, cwd: project })
+    expect(JSON.parse(listed.stdout)).toEqual([])
+  })
+
   it('lets the owner run in an allowed root of hangar.yaml, and nowhere else outside the project', async () => {
     const shared = path.join(root, 'shared')
     const elsewhere = path.join(root, 'elsewhere')

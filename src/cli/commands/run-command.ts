@@ -47,7 +47,14 @@ async function runOnce(
   onCancel: (handler: () => void) => void,
 ) {
   // The same rule as the daemon's runs: inside the project or server.allowedRoots, never the data dir.
-  const cwd = await runtime.workspacePolicy.resolveRunDirectory(options.cwd ?? '.', io.cwd)
+  const cwd = await runtime.workspacePolicy
+    .resolveRunDirectory(options.cwd ?? '.', io.cwd)
+    .catch((error: unknown) => {
+      // A directory the run may not use is a usage error of this command (exit code 2).
+      if (error instanceof AppError && error.code === 'invalid_request')
+        throw usageError(`--cwd: ${error.message}`, error.hint)
+      throw error
+    })
   const owner = runtime.owner
   const previous = options.resume ? await runtime.store.forUser(owner.id).runs.get(options.resume) : undefined
   if (options.resume && !previous)
