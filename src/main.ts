@@ -40,6 +40,8 @@ import { createModelProxy, type ModelProxy } from './runs/model-proxy.js'
 import { createNodeHeartbeat, type NodeHeartbeat } from './runs/node-heartbeat.js'
 import { VERSION } from './version.js'
 import { createWorkspaceService, type WorkspaceService } from './workspaces/workspace-service.js'
+import { type AllowedRoots, loadAllowedRoots } from './workspaces/allowed-roots.js'
+import { createWorkspacePolicy, type WorkspacePolicy } from './runs/workspace-policy.js'
 
 export interface RuntimeOptions {
   dataDir: string
@@ -83,6 +85,9 @@ export interface Runtime {
   finalizeRun: RunFinalizer
   /** Conversations' worktrees (or copies) and one-off `--isolate` workspaces under the data dir. */
   readonly workspaces: WorkspaceService
+  /** Where runs may work (the allowed roots, never the data dir) and who works in place. */
+  readonly workspacePolicy: WorkspacePolicy
+  readonly allowedRoots: AllowedRoots
   submitRun(userId: string, request: SubmitRunRequest): Promise<Run>
   /** Installed CLIs, versions and auth states (cached in the data dir for 24 h unless `refresh`). */
   detectAgents(options?: {
@@ -169,6 +174,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     ...(options.logDestination && { destination: options.logDestination }),
   })
 
+  // Before anything is written: a data dir inside an allowed root would let runs read its secrets.
+  const allowedRoots = await loadAllowedRoots({
+    projectDir: options.projectDir,
+    configured: options.config.server.allowedRoots,
+    dataDir: options.dataDir,
+    home: env.HOME ?? os.homedir(),
+  })
   await ensureDataDir(options.dataDir)
   const store = await openStore({ dataDir: options.dataDir, url: options.databaseUrl, clock })
   try {
@@ -223,11 +235,19 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       log,
     })
     const tools = createToolRegistry(createWorkspaceTools())
+    const workspaces = createWorkspaceService({
+      store,
+      dataDir: options.dataDir,
+      projectDir: options.projectDir,
+      nodeId: info.nodeId,
+      log: log.child({ component: 'workspaces' }),
+    })
+    const workspacePolicy = createWorkspacePolicy({ store, roots: allowedRoots, workspaces })
     const actions = createActionsService({
       store,
       tools,
       clock,
-      defaultWorkspace: options.projectDir,
+      defaultWorkspace: (userId) => workspacePolicy.proposalWorkspace(userId),
       nodeId: info.nodeId,
     })
     const builtin = createBuiltinRunner({
@@ -293,13 +313,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       if (batch.envelopes.some((envelope) => envelope.type === 'run-end')) scheduler.kick()
     })
     const finalizeRun = createRunFinalizer({ store, targets, onFinalized: () => scheduler.kick() })
-    const workspaces = createWorkspaceService({
-      store,
-      dataDir: options.dataDir,
-      projectDir: options.projectDir,
-      nodeId: info.nodeId,
-      log: log.child({ component: 'workspaces' }),
-    })
     const submitRun = createRunSubmitter({
       store,
       runs,
@@ -309,6 +322,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       adapters,
       detectAgents,
       workspaces,
+      policy: workspacePolicy,
       projectDir: options.projectDir,
     })
 
@@ -336,6 +350,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       targets,
       finalizeRun,
       workspaces,
+      workspacePolicy,
+      allowedRoots,
       submitRun,
       detectAgents,
       modelProxy,
@@ -356,6 +372,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             actions,
             runs,
             workspaces,
+            toolWorkspace: (userId: string) => workspacePolicy.toolWorkspace(userId),
             finalizeRun,
             tools,
             detectAgents,

@@ -44,10 +44,10 @@ export interface ActionsServiceOptions {
   tools: ToolRegistry
   clock?: Clock
   /**
-   * Where an action without a run is applied: MCP proposals are made against the daemon's project
-   * directory, so they must be applied there too. Without it such an action cannot be applied.
+   * Where an action without a run is applied: an MCP proposal is applied where it was made (the project
+   * for the owner, a member's own workspace). Without it such an action cannot be applied.
    */
-  defaultWorkspace?: string
+  defaultWorkspace?: string | ((userId: string) => Promise<string>)
   /**
    * This node: a confirmed write is applied in its run's workspace, which only the node that holds it can
    * reach (several daemons on one PostgreSQL). Without it every workspace counts as local.
@@ -73,12 +73,20 @@ export function createActionsService(options: ActionsServiceOptions) {
     }
   }
 
+  /** Resolved before the transaction that applies it (it may read the store). */
+  async function defaultWorkspaceOf(userId: string, action: PendingAction): Promise<string | undefined> {
+    const fallback = options.defaultWorkspace
+    if (action.runId || fallback === undefined) return undefined
+    return typeof fallback === 'string' ? fallback : fallback(userId)
+  }
+
   async function workspaceOf(
     repositories: Repositories,
     userId: string,
     action: PendingAction,
+    fallback: string | undefined,
   ): Promise<string> {
-    if (!action.runId && options.defaultWorkspace) return options.defaultWorkspace
+    if (!action.runId && fallback) return fallback
     const run = action.runId ? await repositories.forUser(userId).runs.get(action.runId) : undefined
     if (!run) throw new AppError('conflict', `action ${action.id} has no run to apply it in`)
     return run.cwd
@@ -130,6 +138,7 @@ export function createActionsService(options: ActionsServiceOptions) {
     userId: string,
     action: PendingAction,
     actor: string,
+    fallbackWorkspace?: string,
   ): Promise<{ status: ActionStatus; content: string; isError: boolean }> {
     const tool = tools.get(action.tool)
     let status: ActionStatus = 'applied'
@@ -149,7 +158,7 @@ export function createActionsService(options: ActionsServiceOptions) {
       try {
         const output = await tool.apply(
           action.input,
-          { workspace: await workspaceOf(repositories, userId, action) },
+          { workspace: await workspaceOf(repositories, userId, action, fallbackWorkspace) },
           proposal,
         )
         content = output.content
@@ -217,6 +226,8 @@ export function createActionsService(options: ActionsServiceOptions) {
       const decided = already(current)
       if (decided) return { ...decided, remaining: await remainingFor(userId, current) }
       if (decision.kind === 'confirm') await assertAppliesHere(userId, current)
+      const fallbackWorkspace =
+        decision.kind === 'confirm' ? await defaultWorkspaceOf(userId, current) : undefined
 
       if (current.expiresAt <= clock().toISOString()) {
         await store.transaction(async (repositories) => {
@@ -244,7 +255,8 @@ export function createActionsService(options: ActionsServiceOptions) {
           reason: decision.kind === 'reject' ? (decision.reason ?? null) : null,
         })
         if (!claimed) return undefined
-        if (decision.kind === 'confirm') await applyClaimed(repositories, userId, claimed, actor)
+        if (decision.kind === 'confirm')
+          await applyClaimed(repositories, userId, claimed, actor, fallbackWorkspace)
         else {
           const content = `The user rejected this ${claimed.tool} call${decision.reason ? `: ${decision.reason}` : '.'} Nothing was changed.`
           await scope.actions.settle(claimed.id, { status: 'rejected', result: { content, isError: true } })

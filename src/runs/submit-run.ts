@@ -2,8 +2,9 @@
 // first — cwd, dependencies, conversation, agent, and the workspace the run will work in — and only then
 // is a queued run stored and the scheduler woken. A message while the conversation has a run queued or
 // running is a conflict. A conversation's run works in the conversation's workspace (made on its first
-// message); a run without one works in place in `cwd`, or with `isolate` in a one-off workspace.
-import { stat } from 'node:fs/promises'
+// message); a run without one works in place in `cwd`, or with `isolate` in a one-off workspace. `cwd`
+// must lie in an allowed root and outside the data dir (workspace-policy.ts), and only the owner works in
+// place: anyone else's run gets a one-off workspace even when it asked for none.
 import path from 'node:path'
 import { z } from 'zod'
 import type { DetectedAdapter } from '../adapters/detection.js'
@@ -17,12 +18,22 @@ import type { ActionsService } from './actions-service.js'
 import { loadUserProfiles, resolveAgent } from './resolve-agent.js'
 import type { RunService } from './run-service.js'
 import type { Scheduler } from './scheduler.js'
+import type { WorkspacePolicy } from './workspace-policy.js'
 
 export const submitRunSchema = z.strictObject({
   agent: z.string().min(1).optional(),
   prompt: z.string().min(1, 'the prompt must not be empty').max(1_000_000),
-  cwd: z.string().min(1).optional(),
-  isolate: z.boolean().optional(),
+  cwd: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'Where the run works, relative to the project: inside the project or server.allowedRoots, never the data dir',
+    ),
+  isolate: z
+    .boolean()
+    .optional()
+    .describe('A one-off worktree instead of in place (always, for anyone but the owner)'),
   model: z.string().min(1).optional(),
   conversationId: z.string().min(1).optional(),
   dependsOn: z.array(z.string().min(1)).max(100).optional(),
@@ -39,6 +50,8 @@ export interface SubmitDeps {
   adapters: AdapterRegistry
   detectAgents: () => Promise<{ adapters: DetectedAdapter[] }>
   workspaces: Pick<WorkspaceService, 'forConversation' | 'isolated' | 'adopt' | 'remove'>
+  /** Where runs may work, and who works in place. */
+  policy: Pick<WorkspacePolicy, 'resolveRunDirectory' | 'worksInPlace'>
   projectDir: string
 }
 
@@ -54,15 +67,8 @@ export function createRunSubmitter(runtime: SubmitDeps) {
         { hint: 'leave it out (see GET /api/workspaces for where the conversation works)' },
       )
     }
-    const cwd = path.resolve(runtime.projectDir, request.cwd ?? '.')
-    if (
-      !(await stat(cwd).then(
-        (info) => info.isDirectory(),
-        () => false,
-      ))
-    ) {
-      throw new AppError('invalid_request', `cwd ${cwd} is not a directory on the daemon's host`)
-    }
+    const cwd = await runtime.policy.resolveRunDirectory(request.cwd)
+    const inPlace = !request.isolate && (await runtime.policy.worksInPlace(userId))
     for (const dependency of request.dependsOn ?? []) {
       if (!(await scope.runs.get(dependency)))
         throw new AppError('not_found', `dependsOn: no run ${dependency}`)
@@ -102,8 +108,10 @@ export function createRunSubmitter(runtime: SubmitDeps) {
     // The workspace is the last check (a worktree moved to another branch is a conflict) and its
     // creation the first write: a failure here leaves no message and no run behind.
     let workspace: PreparedWorkspace | undefined
-    if (conversation) workspace = await runtime.workspaces.forConversation(userId, conversation.id)
-    else if (request.isolate) workspace = await runtime.workspaces.isolated(userId, cwd)
+    if (conversation) {
+      workspace = await runtime.workspaces.forConversation(userId, conversation.id)
+      if (workspace.kind === 'in_place') await assertMayWorkInPlace(userId, workspace)
+    } else if (!inPlace) workspace = await runtime.workspaces.isolated(userId, cwd)
     try {
       return await enqueue(userId, request, { conversationId: conversation?.id, agent, workspace, cwd })
     } catch (error) {
@@ -111,6 +119,16 @@ export function createRunSubmitter(runtime: SubmitDeps) {
       if (workspace && !conversation)
         await runtime.workspaces.remove(userId, workspace.id).catch(() => undefined)
       throw error
+    }
+  }
+
+  /** A conversation that adopted its first run's directory in place (made before these rules). */
+  async function assertMayWorkInPlace(userId: string, workspace: PreparedWorkspace): Promise<void> {
+    await runtime.policy.resolveRunDirectory(workspace.cwd)
+    if (!(await runtime.policy.worksInPlace(userId))) {
+      throw new AppError('conflict', `workspace ${workspace.id} works in place in the operator's checkout`, {
+        hint: `remove it (DELETE /api/workspaces/${workspace.id}); the next message gets a worktree of its own`,
+      })
     }
   }
 

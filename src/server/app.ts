@@ -52,6 +52,8 @@ export interface RuntimeServices {
   runs: RunService
   /** Conversations' worktrees and one-off workspaces. */
   workspaces: WorkspaceService
+  /** Where a user's MCP workspace tools work: the project for the owner, a member's own workspace. */
+  toolWorkspace: (userId: string) => Promise<string>
   /** Retries a run's failed workspace finalize. */
   finalizeRun: RunFinalizer
   /** The built-in agent's workspace tools, which the MCP endpoint offers too. */

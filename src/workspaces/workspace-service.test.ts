@@ -215,4 +215,27 @@ describe.each(STORE_ENGINES)('workspace-service ($name)', (engine) => {
       expect((await service.forConversation(owner.id, other)).id).toBe(isolated.id)
     })
   })
+
+  // Issue 17 item 1: a member's MCP workspace tools work in a workspace of their own, never the checkout.
+  it("makes a user's own workspace once, finds it again, and makes a new one after it was removed", async () => {
+    await withFixture({}, async ({ service, project, other }) => {
+      expect(await service.findPersonal(other.id)).toBeUndefined()
+      const [first, second] = await Promise.all([service.personal(other.id), service.personal(other.id)])
+      expect(second!.id).toBe(first!.id)
+      expect(first).toMatchObject({
+        conversationId: null,
+        kind: 'worktree',
+        branch: `hangar/${other.id}`,
+        projectPath: project,
+      })
+      expect(first!.cwd).not.toBe(project)
+      expect(existsSync(path.join(first!.cwd, 'README.md'))).toBe(true)
+      expect((await service.findPersonal(other.id))?.id).toBe(first!.id)
+      await service.remove(other.id, first!.id)
+      expect(await service.findPersonal(other.id)).toBeUndefined()
+      const again = await service.personal(other.id)
+      expect(again.id).not.toBe(first!.id)
+      expect(again.branch).toBe(`hangar/${other.id}`)
+    })
+  })
 })

@@ -177,6 +177,18 @@ export function createWorkspaceService(options: WorkspaceServiceOptions) {
     return save(userId, { kind: 'in_place', path: last.cwd }, conversationId)
   }
 
+  /** A user's own workspace (see personal()): theirs, without a conversation, named after them. */
+  async function findPersonal(userId: string): Promise<Workspace | undefined> {
+    return (await store.forUser(userId).workspaces.list()).find((workspace) => {
+      const name = path.basename(workspace.path)
+      return (
+        workspace.conversationId === null &&
+        workspace.kind !== 'in_place' &&
+        (name === userId || name.startsWith(`${userId}-`))
+      )
+    })
+  }
+
   async function attach(scope: UserScope, workspace: Workspace, conversationId: string) {
     if (workspace.conversationId && workspace.conversationId !== conversationId) {
       throw new AppError(
@@ -277,6 +289,31 @@ export function createWorkspaceService(options: WorkspaceServiceOptions) {
     async isolated(userId: string, cwd: string): Promise<PreparedWorkspace> {
       const created = await makeFiles(path.resolve(cwd), uniqueName('run'), {})
       return save(userId, created, null)
+    },
+
+    /**
+     * The user's own workspace of the project, for work outside runs (a member's MCP workspace tools): a
+     * worktree on branch `hangar/<user-id>` (or a copy), made on first use and kept until removed.
+     */
+    personal(userId: string): Promise<PreparedWorkspace> {
+      return serialize(`personal:${userId}`, async () => {
+        const existing = await findPersonal(userId)
+        if (existing) return prepare(existing)
+        const taken = await lstat(path.join(root, userId)).then(
+          () => true,
+          () => false,
+        )
+        const created = await makeFiles(options.projectDir, taken ? uniqueName(userId) : userId, {
+          branch: `hangar/${userId}`,
+        })
+        return save(userId, created, null)
+      })
+    },
+
+    /** The user's own workspace when it exists (never made here): where its proposals are applied. */
+    async findPersonal(userId: string): Promise<PreparedWorkspace | undefined> {
+      const existing = await findPersonal(userId)
+      return existing && prepare(existing)
     },
 
     /**

@@ -51,6 +51,9 @@ describe('built-in agent', () => {
     if (root) await rm(root, { recursive: true, force: true })
   })
 
+  /** Where the CLI commands run: not around the data dir (a data dir inside the project is refused). */
+  const home = () => path.join(root, 'home')
+
   async function project(): Promise<string> {
     const directory = path.join(root, `project-${Math.random().toString(36).slice(2, 8)}`)
     await mkdir(directory)
@@ -59,7 +62,7 @@ describe('built-in agent', () => {
   }
 
   const pending = async () =>
-    JSON.parse((await runHangar(['actions', 'list', '--json'], { env, cwd: root })).stdout) as ActionJson[]
+    JSON.parse((await runHangar(['actions', 'list', '--json'], { env, cwd: home() })).stdout) as ActionJson[]
 
   it('proposes a write without making it, and applies it on confirm', async () => {
     const cwd = await project()
@@ -81,7 +84,11 @@ describe('built-in agent', () => {
 
     const [action] = await pending()
     expect(action).toMatchObject({ status: 'pending', tool: 'write_file', classification: 'safe_create' })
-    const confirm = await runHangar(['actions', 'confirm', action!.id], { env, cwd: root, timeoutMs: 60_000 })
+    const confirm = await runHangar(['actions', 'confirm', action!.id], {
+      env,
+      cwd: home(),
+      timeoutMs: 60_000,
+    })
     expect(confirm.code, confirm.stderr).toBe(0)
     expect(confirm.stderr).toContain(`${action!.id} is now applied`)
     expect(confirm.stdout.trim()).toBe(FINAL_TEXT)
@@ -89,10 +96,10 @@ describe('built-in agent', () => {
     expect(await pending()).toEqual([])
 
     // Deciding again the same way returns the stored outcome; the other way is a conflict.
-    const again = await runHangar(['actions', 'confirm', action!.id], { env, cwd: root })
+    const again = await runHangar(['actions', 'confirm', action!.id], { env, cwd: home() })
     expect(again.code).toBe(0)
     expect(again.stderr).toContain('was already applied')
-    const reject = await runHangar(['actions', 'reject', action!.id], { env, cwd: root })
+    const reject = await runHangar(['actions', 'reject', action!.id], { env, cwd: home() })
     expect(reject.code).toBe(1)
     expect(reject.stderr).toMatch(/hangar: error: action act_\w+ was already applied/)
 
@@ -118,7 +125,7 @@ describe('built-in agent', () => {
     const before = mock.requests.length
     const reject = await runHangar(['actions', 'reject', action!.id, '--reason', 'not this file'], {
       env,
-      cwd: root,
+      cwd: home(),
       timeoutMs: 60_000,
     })
     expect(reject.code, reject.stderr).toBe(0)
@@ -146,7 +153,11 @@ describe('built-in agent', () => {
     ).toBe(3)
     await writeFile(path.join(cwd, 'race.txt'), 'written by a person meanwhile\n')
     const [action] = await pending()
-    const confirm = await runHangar(['actions', 'confirm', action!.id], { env, cwd: root, timeoutMs: 60_000 })
+    const confirm = await runHangar(['actions', 'confirm', action!.id], {
+      env,
+      cwd: home(),
+      timeoutMs: 60_000,
+    })
     expect(confirm.stderr).toContain(`${action!.id} is now conflict`)
     expect(await readFile(path.join(cwd, 'race.txt'), 'utf8')).toBe('written by a person meanwhile\n')
   })
@@ -158,8 +169,8 @@ describe('built-in agent', () => {
     ).toBe(3)
     const [action] = await pending()
     const [one, two] = await Promise.all([
-      runHangar(['actions', 'confirm', action!.id], { env, cwd: root, timeoutMs: 60_000 }),
-      runHangar(['actions', 'confirm', action!.id], { env, cwd: root, timeoutMs: 60_000 }),
+      runHangar(['actions', 'confirm', action!.id], { env, cwd: home(), timeoutMs: 60_000 }),
+      runHangar(['actions', 'confirm', action!.id], { env, cwd: home(), timeoutMs: 60_000 }),
     ])
     const outputs = [one.stderr, two.stderr]
     expect(outputs.filter((text) => text.includes('is now applied'))).toHaveLength(1)
@@ -188,12 +199,12 @@ describe('built-in agent', () => {
     const [action] = await pending()
     const second = await runHangar(['run', '--resume', runId, 'Never mind, just say hi. NOTOOL'], {
       env,
-      cwd: root,
+      cwd: home(),
       timeoutMs: 60_000,
     })
     expect(second.code, second.stderr).toBe(0)
     const all = JSON.parse(
-      (await runHangar(['actions', 'list', '--all', '--json'], { env, cwd: root })).stdout,
+      (await runHangar(['actions', 'list', '--all', '--json'], { env, cwd: home() })).stdout,
     ) as ActionJson[]
     expect(all.find((candidate) => candidate.id === action!.id)?.status).toBe('superseded')
     expect(existsSync(path.join(cwd, 'old.txt'))).toBe(false)
@@ -252,7 +263,7 @@ describe('built-in agent', () => {
 
     const resumed = await runHangar(['run', '--resume', runId, 'Start over and just answer. NOTOOL'], {
       env,
-      cwd: root,
+      cwd: home(),
       timeoutMs: 60_000,
     })
     expect(resumed.code, resumed.stderr).toBe(0)

@@ -149,7 +149,7 @@ describe('hangar run with real CLIs', () => {
 
     const second = await runHangar(['run', '--resume', end.runId, '--json', 'Another one. FILE=b.txt'], {
       env,
-      cwd: root,
+      cwd: path.join(root, 'home'),
       timeoutMs: 90_000,
     })
     expect(second.code, second.stderr).toBe(0)
@@ -228,7 +228,7 @@ describe('hangar run with real CLIs', () => {
   })
 
   it('exits 2 for an unknown agent', async () => {
-    const result = await runHangar(['run', '--agent', 'nosuch', 'hi'], { env, cwd: root })
+    const result = await runHangar(['run', '--agent', 'nosuch', 'hi'], { env, cwd: path.join(root, 'home') })
     expect(result.code).toBe(2)
     expect(result.stderr).toMatch(/hangar: error: unknown agent "nosuch"/)
   })

@@ -3,7 +3,7 @@
 // A small feed server on loopback supplies the feed.
 import { createServer, type IncomingMessage, request as httpRequest, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { gzipSync, gunzipSync } from 'node:zlib'
@@ -92,6 +92,7 @@ describe('LLM proxy', () => {
     gemini = scriptedUpstream()
     Object.assign(gemini, await listenOn(gemini.server))
     root = await mkdtemp(path.join(os.tmpdir(), 'hangar-proxy-'))
+    await mkdir(path.join(root, 'project'))
     const config = parseConfig(
       [
         'services:',
@@ -108,7 +109,8 @@ describe('LLM proxy', () => {
     runtime = await createRuntime({
       dataDir: path.join(root, 'data'),
       config,
-      projectDir: root,
+      // Beside the data dir, never around it: a data dir inside the project is refused.
+      projectDir: path.join(root, 'project'),
       env: {
         ANTHROPIC_BASE_URL: mock.url,
         ANTHROPIC_API_KEY: REAL_KEY,

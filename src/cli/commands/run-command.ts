@@ -1,5 +1,4 @@
 // hangar run — one run of an agent, in process, in place (or --isolate), every event stored and shown.
-import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { Command } from 'commander'
 import { endpointForAdapter } from '../../adapters/model-endpoint.js'
@@ -47,15 +46,15 @@ async function runOnce(
   options: RunOptions,
   onCancel: (handler: () => void) => void,
 ) {
-  const cwd = path.resolve(io.cwd, options.cwd ?? '.')
-  if (
-    !(await stat(cwd).then(
-      (info) => info.isDirectory(),
-      () => false,
-    ))
-  ) {
-    throw usageError(`--cwd ${cwd} is not a directory`)
-  }
+  // The same rule as the daemon's runs: inside the project or server.allowedRoots, never the data dir.
+  const cwd = await runtime.workspacePolicy
+    .resolveRunDirectory(options.cwd ?? '.', io.cwd)
+    .catch((error: unknown) => {
+      // A directory the run may not use is a usage error of this command (exit code 2).
+      if (error instanceof AppError && error.code === 'invalid_request')
+        throw usageError(`--cwd: ${error.message}`, error.hint)
+      throw error
+    })
   const owner = runtime.owner
   const previous = options.resume ? await runtime.store.forUser(owner.id).runs.get(options.resume) : undefined
   if (options.resume && !previous)

@@ -33,8 +33,8 @@ function instructionsFor(canApprove: boolean): string {
     ? 'Decide one with commit_proposal or reject_proposal (your tool-approval prompt is the confirmation),'
     : 'This token cannot decide them: a person commits or rejects them'
   return [
-    'Hangar runs coding agents (start_run, get_run, cancel_run) and offers its workspace tools on the',
-    'project directory. Read tools run at once. Write tools (write_file, edit_file, delete_file,',
+    'Hangar runs coding agents (start_run, get_run, cancel_run) and offers its workspace tools on your',
+    'workspace (the project directory, or your own worktree of it). Read tools run at once. Write tools (write_file, edit_file, delete_file,',
     'run_command) change nothing: they return a proposal with an action id, a summary and a diff.',
     `${deciding} in the Hangar web UI or with hangar actions confirm|reject ID.`,
   ].join(' ')

@@ -20,7 +20,8 @@ const startRunInput = z.strictObject({
     'Continue this conversation (of the built-in agent) instead of starting a new one.',
   ),
   cwd: submitRunSchema.shape.cwd.describe(
-    'The working directory, relative to the project directory. Default: the project directory.',
+    'The working directory, relative to the project directory; it must be inside the project (or a ' +
+      'root of server.allowedRoots). Default: the project directory.',
   ),
 })
 
@@ -46,7 +47,8 @@ export function registerRunTools(server: McpServer, deps: McpToolDeps): void {
     {
       description:
         'Queue a run of an agent on a prompt and return it at once (status queued). Follow it with ' +
-        'get_run. An agent CLI works in place in the directory; the built-in agent proposes its writes.',
+        'get_run. An agent CLI works in place in the directory (the owner) or in a worktree of it (anyone ' +
+        'else); the built-in agent proposes its writes.',
       inputSchema: startRunInput,
       // An agent CLI edits files in place as it goes, so a run may change anything in its directory.
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },

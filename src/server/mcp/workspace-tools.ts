@@ -1,4 +1,5 @@
-// The built-in agent's workspace tools over MCP, rooted at the daemon's project directory. Read tools run
+// The built-in agent's workspace tools over MCP, rooted at the caller's workspace: the daemon's project
+// directory for the owner, a member's own workspace (a worktree of the project) otherwise. Read tools run
 // at once. Write tools run only their `propose` half: the proposal is stored as a pending action (origin
 // `mcp`, no run, no conversation) and returned; nothing changes until someone commits it.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
@@ -26,7 +27,6 @@ function isProposal(value: Proposal | ToolOutput): value is Proposal {
 export function registerWorkspaceTools(server: McpServer, deps: McpToolDeps): void {
   const { runtime, guard } = deps
   const userId = deps.principal.user.id
-  const workspace = runtime.projectDir
   const howToDecide = deps.canApprove
     ? 'commit_proposal or reject_proposal'
     : 'a person, in the web UI or with hangar actions confirm|reject'
@@ -34,7 +34,7 @@ export function registerWorkspaceTools(server: McpServer, deps: McpToolDeps): vo
   for (const tool of runtime.tools.list()) {
     const description =
       tool.kind === 'read'
-        ? `${tool.description} Paths are relative to the project directory.`
+        ? `${tool.description} Paths are relative to your workspace (the project directory, or your own worktree of it).`
         : `${tool.description} Over MCP this only returns the proposal (an action id, a summary and a ` +
           `diff); it is decided by ${howToDecide}.`
     server.registerTool(
@@ -45,7 +45,7 @@ export function registerWorkspaceTools(server: McpServer, deps: McpToolDeps): vo
           // The SDK parsed the input against the same schema; this gives the typed value the tool takes.
           const validated = runtime.tools.validateInput(tool, input)
           if (!validated.ok) return errorResult(validated.message)
-          const context = { workspace, signal: extra.signal }
+          const context = { workspace: await runtime.toolWorkspace(userId), signal: extra.signal }
           if (tool.kind === 'read') return outputResult(await tool.run(validated.value, context))
           const proposed = await tool.propose(validated.value, context)
           if (!isProposal(proposed)) return outputResult(proposed)
