@@ -29,7 +29,7 @@ import {
   createCredentialsService,
   type VaultState,
 } from './store/credentials-service.js'
-import { loadKeyring } from './store/keyring.js'
+import { type Keyring, loadKeyring } from './store/keyring.js'
 import { ensureDataDir } from './store/open-database.js'
 import type { User } from './store/repositories/users-repository.js'
 import { openStore, type Store } from './store/store.js'
@@ -134,6 +134,15 @@ function registerEnvironmentSecrets(redactor: Redactor, config: HangarConfig, en
   }
 }
 
+/** The instance keys as they are written (secret.key or HANGAR_SECRET_KEYS): standard or URL-safe base64. */
+function registerKeyring(redactor: Redactor, keyring: Keyring): void {
+  for (const key of keyring.keys.values()) {
+    // Without padding: the unpadded text is inside the padded one, so one value covers both spellings.
+    redactor.add(key.toString('base64').replace(/=+$/, ''))
+    redactor.add(key.toString('base64url'))
+  }
+}
+
 async function ensureOwner(store: Store): Promise<{ owner: User; created: boolean }> {
   const existing = await store.users.findOwner()
   if (existing) return { owner: existing, created: false }
@@ -170,18 +179,22 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   })
 
   await ensureDataDir(options.dataDir)
-  const store = await openStore({ dataDir: options.dataDir, url: options.databaseUrl, clock })
+  // The one redactor: the logger, the store (messages, audit, action results), every event and the
+  // built-in agent's tool results all go through this instance.
+  const store = await openStore({ dataDir: options.dataDir, url: options.databaseUrl, clock, redactor })
   try {
     const keyringSource = await loadKeyring({
       envValue: env.HANGAR_SECRET_KEYS,
       dataDir: options.dataDir,
       engine: store.engine,
     })
+    if (keyringSource.keyring) registerKeyring(redactor, keyringSource.keyring)
     const vaultState: VaultState = keyringSource.keyring
       ? { vault: createVault(keyringSource.keyring) }
       : { vault: null, reason: keyringSource.reason }
     const auth = createAuthService({ store, clock })
     const credentials = createCredentialsService({ store, vaultState })
+    await credentials.registerVaultedKeys()
     const { owner, created } = await ensureOwner(store)
     const info = {
       version: VERSION,

@@ -34,6 +34,9 @@ export type VaultState = { vault: Vault } | { vault: null; reason: string }
 
 export function createCredentialsService(options: { store: Store; vaultState: VaultState }) {
   const { store, vaultState } = options
+  // Every key this process learns (stored or decrypted) is registered with the one redactor, so a copy
+  // of it in a file, a command's output or a model reply is cut out of tools, messages and events.
+  const { redactor } = store
 
   function requireVault(): Vault {
     if (vaultState.vault) return vaultState.vault
@@ -60,6 +63,7 @@ export function createCredentialsService(options: { store: Store; vaultState: Va
       provider: string,
       input: { apiKey?: string | null; model?: string | null; baseUrl?: string | null },
     ): Promise<ProviderCredentialView> {
+      if (input.apiKey) redactor.add(input.apiKey)
       const keyChange =
         input.apiKey === undefined
           ? {}
@@ -109,7 +113,29 @@ export function createCredentialsService(options: { store: Store; vaultState: Va
     async revealKey(userId: string, provider: string): Promise<string | null> {
       const credential = await store.forUser(userId).credentials.get(provider)
       if (!credential?.keyEnvelope) return null
-      return requireVault().decrypt(credential.keyEnvelope, { purpose: PROVIDER_KEY_PURPOSE, userId })
+      const key = requireVault().decrypt(credential.keyEnvelope, { purpose: PROVIDER_KEY_PURPOSE, userId })
+      redactor.add(key)
+      return key
+    },
+
+    /**
+     * Registers every vaulted key with the redactor (at start-up: keys stored by an earlier process or
+     * another node). An envelope this instance cannot open is skipped; it cannot be used here either.
+     */
+    async registerVaultedKeys(): Promise<number> {
+      if (!vaultState.vault) return 0
+      let registered = 0
+      for (const row of await store.credentialEnvelopes.list()) {
+        try {
+          redactor.add(
+            vaultState.vault.decrypt(row.keyEnvelope, { purpose: PROVIDER_KEY_PURPOSE, userId: row.userId }),
+          )
+          registered++
+        } catch {
+          // Under a key that is not in the keyring: `hangar secrets rewrap` reports it.
+        }
+      }
+      return registered
     },
 
     /** Re-encrypts every envelope that is not under the active key. */
