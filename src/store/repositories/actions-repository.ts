@@ -130,7 +130,7 @@ export function createActionsRepository(context: RepositoryContext, userId: stri
         .updateTable('pending_actions')
         .set({
           status: decision.status,
-          decision_reason: decision.reason ?? null,
+          decision_reason: decision.reason ? context.redactor.text(decision.reason) : null,
           result:
             decision.result === undefined ? null : JSON.stringify(context.redactor.value(decision.result)),
           decided_at: now,
