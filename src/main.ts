@@ -12,6 +12,7 @@ import type { Logger } from './core/logger.js'
 import { createRedactor, type Redactor } from './core/redact.js'
 import { createLogger, type LogLevel } from './logger.js'
 import { createToolRegistry, type ToolRegistry } from './agent/tools/tool-registry.js'
+import { redactToolOutputs } from './agent/tools/redacted-tools.js'
 import { createWorkspaceTools } from './agent/tools/workspace-tools.js'
 import { type ActionsService, createActionsService } from './runs/actions-service.js'
 import { createClusterLiveSource } from './runs/cluster-live-source.js'
@@ -231,7 +232,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       projectDir: options.projectDir,
       log,
     })
-    const tools = createToolRegistry(createWorkspaceTools())
+    // Whatever a tool reads or prints is redacted before the loop, an MCP client or the store sees it.
+    const tools = createToolRegistry(redactToolOutputs(createWorkspaceTools(), redactor.text))
     const actions = createActionsService({
       store,
       tools,
