@@ -109,14 +109,24 @@ function proxyBaseUrl(server: RunningServer): string {
   return url.origin
 }
 
-/** Values that must never be printed: keys from the environment that hangar.yaml points at. */
+/** Values that must never be printed: the agents' and providers' keys in the environment, and those hangar.yaml points at. */
 function registerEnvironmentSecrets(redactor: Redactor, config: HangarConfig, env: NodeJS.ProcessEnv): void {
   const names = new Set([
     'HANGAR_SECRET_KEYS',
     'ANTHROPIC_API_KEY',
+    'ANTHROPIC_AUTH_TOKEN',
+    'CLAUDE_CODE_OAUTH_TOKEN',
     'OPENAI_API_KEY',
+    'CODEX_API_KEY',
     'GEMINI_API_KEY',
+    'GOOGLE_API_KEY',
     'OPENROUTER_API_KEY',
+    'CURSOR_API_KEY',
+    'OPENCODE_API_KEY',
+    'GH_TOKEN',
+    'GITHUB_TOKEN',
+    'COPILOT_GITHUB_TOKEN',
+    'COPILOT_PROVIDER_API_KEY',
   ])
   for (const provider of Object.values(config.providers))
     if (provider.apiKeyEnv) names.add(provider.apiKeyEnv)
