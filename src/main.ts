@@ -12,6 +12,7 @@ import type { Logger } from './core/logger.js'
 import { createRedactor, type Redactor } from './core/redact.js'
 import { createLogger, type LogLevel } from './logger.js'
 import { createToolRegistry, type ToolRegistry } from './agent/tools/tool-registry.js'
+import { redactToolOutputs } from './agent/tools/redacted-tools.js'
 import { createWorkspaceTools } from './agent/tools/workspace-tools.js'
 import { type ActionsService, createActionsService } from './runs/actions-service.js'
 import { createClusterLiveSource } from './runs/cluster-live-source.js'
@@ -29,7 +30,7 @@ import {
   createCredentialsService,
   type VaultState,
 } from './store/credentials-service.js'
-import { loadKeyring } from './store/keyring.js'
+import { type Keyring, loadKeyring } from './store/keyring.js'
 import { ensureDataDir } from './store/open-database.js'
 import type { User } from './store/repositories/users-repository.js'
 import { openStore, type Store } from './store/store.js'
@@ -113,14 +114,24 @@ function proxyBaseUrl(server: RunningServer): string {
   return url.origin
 }
 
-/** Values that must never be printed: keys from the environment that hangar.yaml points at. */
+/** Values that must never be printed: the agents' and providers' keys in the environment, and those hangar.yaml points at. */
 function registerEnvironmentSecrets(redactor: Redactor, config: HangarConfig, env: NodeJS.ProcessEnv): void {
   const names = new Set([
     'HANGAR_SECRET_KEYS',
     'ANTHROPIC_API_KEY',
+    'ANTHROPIC_AUTH_TOKEN',
+    'CLAUDE_CODE_OAUTH_TOKEN',
     'OPENAI_API_KEY',
+    'CODEX_API_KEY',
     'GEMINI_API_KEY',
+    'GOOGLE_API_KEY',
     'OPENROUTER_API_KEY',
+    'CURSOR_API_KEY',
+    'OPENCODE_API_KEY',
+    'GH_TOKEN',
+    'GITHUB_TOKEN',
+    'COPILOT_GITHUB_TOKEN',
+    'COPILOT_PROVIDER_API_KEY',
   ])
   for (const provider of Object.values(config.providers))
     if (provider.apiKeyEnv) names.add(provider.apiKeyEnv)
@@ -136,6 +147,15 @@ function registerEnvironmentSecrets(redactor: Redactor, config: HangarConfig, en
   if (env.HANGAR_DATABASE_URL) {
     const password = URL.canParse(env.HANGAR_DATABASE_URL) ? new URL(env.HANGAR_DATABASE_URL).password : ''
     redactor.add(password && decodeURIComponent(password))
+  }
+}
+
+/** The instance keys as they are written (secret.key or HANGAR_SECRET_KEYS): standard or URL-safe base64. */
+function registerKeyring(redactor: Redactor, keyring: Keyring): void {
+  for (const key of keyring.keys.values()) {
+    // Without padding: the unpadded text is inside the padded one, so one value covers both spellings.
+    redactor.add(key.toString('base64').replace(/=+$/, ''))
+    redactor.add(key.toString('base64url'))
   }
 }
 
@@ -182,13 +202,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     home: env.HOME ?? os.homedir(),
   })
   await ensureDataDir(options.dataDir)
-  const store = await openStore({ dataDir: options.dataDir, url: options.databaseUrl, clock })
+  // The one redactor: the logger, the store (messages, audit, action results), every event and the
+  // built-in agent's tool results all go through this instance.
+  const store = await openStore({ dataDir: options.dataDir, url: options.databaseUrl, clock, redactor })
   try {
     const keyringSource = await loadKeyring({
       envValue: env.HANGAR_SECRET_KEYS,
       dataDir: options.dataDir,
       engine: store.engine,
     })
+    if (keyringSource.keyring) registerKeyring(redactor, keyringSource.keyring)
     const vaultState: VaultState = keyringSource.keyring
       ? { vault: createVault(keyringSource.keyring) }
       : { vault: null, reason: keyringSource.reason }
@@ -198,6 +221,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       vaultState,
       configuredProviders: Object.keys(options.config.providers),
     })
+    await credentials.registerVaultedKeys()
     const { owner, created } = await ensureOwner(store)
     const info = {
       version: VERSION,
@@ -234,7 +258,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       projectDir: options.projectDir,
       log,
     })
-    const tools = createToolRegistry(createWorkspaceTools())
+    // Whatever a tool reads or prints is redacted before the loop, an MCP client or the store sees it.
+    const tools = createToolRegistry(redactToolOutputs(createWorkspaceTools(), redactor.text))
     const workspaces = createWorkspaceService({
       store,
       dataDir: options.dataDir,

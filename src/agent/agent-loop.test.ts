@@ -3,6 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { AgentEvent } from '../core/events.js'
+import { createRedactor } from '../core/redact.js'
 import type { AssistantMessage, Message } from '../core/messages.js'
 import type { LlmClient, LlmRequest, LlmStreamEvent } from '../providers/types.js'
 import { runAgentLoop } from './agent-loop.js'
@@ -193,6 +194,31 @@ describe('agent-loop', () => {
     expect(context.parked).toEqual(['delete_file'])
     expect(llm.requests).toHaveLength(0)
     expect(await readFile(path.join(context.workspace, 'notes.txt'), 'utf8')).toBe('remember the milk\n')
+  })
+
+  // Issue 17 item 1: a member's read tool met the owner's session and a key in the workspace, and both
+  // went into the history, the event and the next model request in plaintext.
+  it('redacts tool output before the history, the event and the next model request see it', async () => {
+    const context = await setup([{ role: 'user', content: [{ type: 'text', text: 'read it' }] }])
+    const session = `hgs_abcdefghijkl_${'Xy7'.repeat(12)}Qq`
+    const redactor = createRedactor()
+    redactor.add('registered-provider-key-42')
+    await writeFile(
+      path.join(context.workspace, 'leak.txt'),
+      `session=${session}\nkey=registered-provider-key-42\nvisible line\n`,
+    )
+    const llm = scriptedClient([
+      call('c1', 'read_file', { path: 'leak.txt' }),
+      call('c2', 'grep', { pattern: 'session|key' }),
+      say('done'),
+    ])
+    const result = await loop(context, llm, { redact: redactor.text })
+    expect(result.outcome).toEqual({ status: 'succeeded' })
+    const seen = JSON.stringify([context.messages, context.events, llm.requests])
+    expect(seen).toContain('visible line')
+    expect(seen).toContain('[redacted]')
+    expect(seen).not.toContain(session.slice(17))
+    expect(seen).not.toContain('registered-provider-key-42')
   })
 
   it('stops at the step limit', async () => {

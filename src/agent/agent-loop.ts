@@ -27,6 +27,11 @@ export interface AgentLoopOptions {
   maxSteps?: number
   maxTokens?: number
   signal?: AbortSignal
+  /**
+   * Cuts secrets out of tool output before it reaches the history, the stored message, the event and
+   * the next model request (the runtime's redactor). A tool reads whatever the workspace holds.
+   */
+  redact?: (text: string) => string
 }
 
 export type LoopOutcome =
@@ -77,6 +82,7 @@ function unansweredCalls(messages: readonly Message[]): ToolCall[] {
 
 export async function runAgentLoop(options: AgentLoopOptions): Promise<LoopResult> {
   const { llm, tools, memory, emit, signal } = options
+  const redact = options.redact ?? ((text: string) => text)
   const usage: UsageTotals = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }
 
   /** Handles the calls of one assistant turn in order; returns the ids of the proposals left open. */
@@ -84,7 +90,8 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<LoopResul
     const parked: string[] = []
     for (const call of calls) {
       emit({ type: 'tool-call', toolCallId: call.id, name: call.name, input: call.input })
-      const answer = async (content: string, isError: boolean) => {
+      const answer = async (output: string, isError: boolean) => {
+        const content = redact(output)
         await memory.append({ role: 'tool', toolCallId: call.id, toolName: call.name, content, isError })
         emit({ type: 'tool-result', toolCallId: call.id, output: content, isError })
       }
@@ -122,7 +129,12 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<LoopResul
         const applied = await options.desk.applyNow(target, proposed)
         const change = fileChangeOf(proposed)
         if (change && !applied.isError) emit(change)
-        emit({ type: 'tool-result', toolCallId: call.id, output: applied.content, isError: applied.isError })
+        emit({
+          type: 'tool-result',
+          toolCallId: call.id,
+          output: redact(applied.content),
+          isError: applied.isError,
+        })
         continue
       }
       const { actionId, expiresAt } = await options.desk.park(target, proposed)

@@ -143,6 +143,7 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
         ),
         context: { workspace: run.cwd, ...(hooks.signal && { signal: hooks.signal }) },
         emit: (event) => active.emit(event),
+        redact: store.redactor.text,
         autoApprove: [
           ...new Set([
             ...(input.profile?.autoApprove ?? []),

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { EventEnvelope } from '../core/events.js'
 import { createRedactor } from '../core/redact.js'
 import { createEventWriter } from './event-writer.js'
@@ -77,6 +77,47 @@ describe('event-writer', () => {
     await writer.flush()
     expect(JSON.stringify(runs.stored)).not.toContain('sk-live-secret-value-123')
     expect(JSON.stringify(runs.stored)).not.toContain('xyz')
+  })
+
+  // Issue 17 item 1: a model streams a token in pieces; each batch alone held no whole token, so every
+  // piece was stored (and sent over SSE) as it was.
+  it('redacts a secret streamed in pieces across batches', async () => {
+    const runs = fakeRuns()
+    const redactor = createRedactor()
+    redactor.add('streamed-provider-key-0042')
+    const writer = createEventWriter({ runs, runId: 'run_1', redactor, batchDelayMs: 1 })
+    const token = `hgr_abcdefghijkl_${'Pq9'.repeat(12)}Zz`
+    const text = `The session is ${token} and the key streamed-provider-key-0042, both.`
+    for (const piece of text.match(/.{1,5}/gs)!) {
+      writer.write({ type: 'text-delta', text: piece })
+      await new Promise((resolve) => setTimeout(resolve, 4))
+    }
+    writer.write({ type: 'tool-call', toolCallId: 't', name: 'x', input: {} })
+    await writer.flush()
+    const stored = runs.stored.filter((event) => event.type === 'text-delta')
+    expect(runs.statements.length).toBeGreaterThan(2)
+    const joined = stored.map((event) => (event.type === 'text-delta' ? event.text : '')).join('')
+    expect(joined).toBe('The session is [redacted] and the key [redacted], both.')
+    expect(runs.stored.at(-1)?.type).toBe('tool-call')
+  })
+
+  it('lets a held tail go when nothing follows it', async () => {
+    const runs = fakeRuns()
+    const delivered: string[] = []
+    const writer = createEventWriter({
+      runs,
+      runId: 'run_1',
+      redactor: createRedactor(),
+      batchDelayMs: 1,
+      onDelivered: (envelopes) => {
+        for (const envelope of envelopes) if (envelope.type === 'text-delta') delivered.push(envelope.text)
+      },
+    })
+    writer.write({ type: 'text-delta', text: 'waiting for input' })
+    await vi.waitFor(() => expect(delivered.join('')).toBe('waiting for input'), { timeout: 5000 })
+    expect(delivered).toEqual(['waiting for ', 'input'])
+    await writer.flush()
+    expect(writer.lastSeq()).toBe(2)
   })
 
   it('reports a failed write on flush', async () => {

@@ -9,6 +9,15 @@ import type { Redactor } from '../core/redact.js'
 import type { RunsRepository } from '../store/repositories/runs-repository.js'
 
 export const DEFAULT_BATCH_DELAY_MS = 5
+/**
+ * A streamed secret arrives in pieces, and a piece alone matches no shape. So the trailing run of token
+ * characters of the last delta of a batch waits for the next one (coalesced with it, then redacted as a
+ * whole), at most this long when nothing follows.
+ */
+export const SECRET_TAIL_HOLD_MS = 200
+const SECRET_TAIL = /[\w+/=-]+$/
+/** Longer runs are no token still being typed out; they go as they are (already redacted). */
+const MAX_HELD_CHARACTERS = 512
 
 export interface EventWriterOptions {
   runs: Pick<RunsRepository, 'appendEvents'>
@@ -52,14 +61,42 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
   let seq = options.afterSeq ?? 0
   let queue: AgentEvent[] = []
   let timer: NodeJS.Timeout | undefined
+  /** The timer waits for more of a held tail (not for a batch to gather). */
+  let holding = false
+  /** The tail held back by the last batch, while nothing has been written after it. */
+  let held: AgentEvent | undefined
   let chain: Promise<void> = Promise.resolve()
   let failure: unknown
 
-  const persist = async () => {
+  /** Splits off the last delta's trailing token characters, unless they already waited once. */
+  const holdTail = (batch: AgentEvent[]): AgentEvent | undefined => {
+    const last = batch.at(-1)
+    if (!last || (last.type !== 'text-delta' && last.type !== 'reasoning-delta')) return undefined
+    const tail = SECRET_TAIL.exec(last.text)?.[0]
+    if (!tail || tail.length > MAX_HELD_CHARACTERS) return undefined
+    const kept = last.text.slice(0, last.text.length - tail.length)
+    if (kept) batch[batch.length - 1] = { type: last.type, text: kept }
+    else batch.pop()
+    return { type: last.type, text: tail }
+  }
+
+  const persist = async (final: boolean) => {
     timer = undefined
+    holding = false
     if (queue.length === 0) return
+    // Nothing came after the held tail while it waited: it goes now.
+    const expired = queue.length === 1 && queue[0] === held
     const batch = coalesce(queue)
     queue = []
+    held = final || expired ? undefined : holdTail(batch)
+    if (held) {
+      queue.unshift(held)
+      if (!timer) {
+        holding = true
+        timer = setTimeout(() => void schedule(false), SECRET_TAIL_HOLD_MS)
+      }
+    }
+    if (batch.length === 0) return
     const ts = clock().toISOString()
     const envelopes = batch.map((event): EventEnvelope => ({
       ...options.redactor.value(event),
@@ -72,24 +109,33 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
     options.onDelivered?.(envelopes)
   }
 
-  const schedule = () => {
-    chain = chain.then(persist).catch((error: unknown) => {
-      failure ??= error
-    })
+  const schedule = (final: boolean) => {
+    chain = chain
+      .then(() => persist(final))
+      .catch((error: unknown) => {
+        failure ??= error
+      })
     return chain
   }
 
   return {
     write(event) {
       queue.push(event)
-      if (!timer) timer = setTimeout(schedule, delay)
+      // A new event ends the wait of a held tail: both go with the next batch, at the usual delay.
+      if (timer && holding) {
+        clearTimeout(timer)
+        timer = undefined
+        holding = false
+      }
+      if (!timer) timer = setTimeout(() => void schedule(false), delay)
     },
     async flush() {
       if (timer) {
         clearTimeout(timer)
         timer = undefined
+        holding = false
       }
-      await schedule()
+      await schedule(true)
       if (failure) throw failure
     },
     lastSeq: () => seq,

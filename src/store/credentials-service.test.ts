@@ -4,6 +4,7 @@ import { STORE_ENGINES, type TestStore } from '../../test/helpers/store-engines.
 import { createCredentialsService } from './credentials-service.js'
 import { generateKeyEntry, parseKeyring } from './keyring.js'
 import type { User } from './repositories/users-repository.js'
+import { openStore } from './store.js'
 import { createVault } from './vault.js'
 
 const API_KEY = 'sk-ant-api03-THIS-IS-A-VERY-SECRET-KEY-9876'
@@ -43,6 +44,45 @@ describe.each(STORE_ENGINES)('credentials-service ($name)', (engine) => {
     const audit = await testStore.store.forUser(alice.id).audit.list()
     expect(audit[0]).toMatchObject({ action: 'credential.update', targetId: 'anthropic' })
     expect(JSON.stringify(audit)).not.toContain(API_KEY)
+  })
+
+  // Issue 17 item 1: a vaulted key copied into a workspace file reached tools and events in plaintext;
+  // every key the vault stores or opens is registered with the store's one redactor.
+  it('registers every key it stores, decrypts, or finds vaulted at start-up with the redactor', async () => {
+    const stored = 'vaulted-key-stored-here-0001'
+    await serviceWith(oldEntry).put('system', alice.id, 'openai', { apiKey: stored })
+    expect(testStore.store.redactor.text(stored)).toBe('[redacted]')
+
+    // Another process on the same database (its own store and redactor) learns it at start-up or on decrypt.
+    const sameDatabase = await openStore({
+      dataDir: testStore.dataDir,
+      ...(testStore.databaseUrl && { url: testStore.databaseUrl }),
+    })
+    try {
+      const credentials = createCredentialsService({
+        store: sameDatabase,
+        vaultState: { vault: createVault(parseKeyring(oldEntry)) },
+      })
+      expect(sameDatabase.redactor.text(stored)).toBe(stored)
+      expect(await credentials.registerVaultedKeys()).toBe(1)
+      expect(sameDatabase.redactor.text(`k=${stored}`)).toBe('k=[redacted]')
+    } finally {
+      await sameDatabase.close()
+    }
+    const reader = await openStore({
+      dataDir: testStore.dataDir,
+      ...(testStore.databaseUrl && { url: testStore.databaseUrl }),
+    })
+    try {
+      const credentials = createCredentialsService({
+        store: reader,
+        vaultState: { vault: createVault(parseKeyring(oldEntry)) },
+      })
+      expect(await credentials.revealKey(alice.id, 'openai')).toBe(stored)
+      expect(reader.redactor.text(stored)).toBe('[redacted]')
+    } finally {
+      await reader.close()
+    }
   })
 
   it('keeps no plaintext key in the database', async () => {

@@ -44,6 +44,9 @@ export function createCredentialsService(options: {
   const isKnownProvider = (provider: string) =>
     (KNOWN_PROVIDERS as readonly string[]).includes(provider) ||
     (options.configuredProviders ?? []).includes(provider)
+  // Every key this process learns (stored or decrypted) is registered with the one redactor, so a copy
+  // of it in a file, a command's output or a model reply is cut out of tools, messages and events.
+  const { redactor } = store
 
   function requireVault(): Vault {
     if (vaultState.vault) return vaultState.vault
@@ -79,6 +82,7 @@ export function createCredentialsService(options: {
           },
         })
       }
+      if (input.apiKey) redactor.add(input.apiKey)
       const keyChange =
         input.apiKey === undefined
           ? {}
@@ -139,7 +143,29 @@ export function createCredentialsService(options: {
     async revealKey(userId: string, provider: string): Promise<string | null> {
       const credential = await store.forUser(userId).credentials.get(provider)
       if (!credential?.keyEnvelope) return null
-      return requireVault().decrypt(credential.keyEnvelope, { purpose: PROVIDER_KEY_PURPOSE, userId })
+      const key = requireVault().decrypt(credential.keyEnvelope, { purpose: PROVIDER_KEY_PURPOSE, userId })
+      redactor.add(key)
+      return key
+    },
+
+    /**
+     * Registers every vaulted key with the redactor (at start-up: keys stored by an earlier process or
+     * another node). An envelope this instance cannot open is skipped; it cannot be used here either.
+     */
+    async registerVaultedKeys(): Promise<number> {
+      if (!vaultState.vault) return 0
+      let registered = 0
+      for (const row of await store.credentialEnvelopes.list()) {
+        try {
+          redactor.add(
+            vaultState.vault.decrypt(row.keyEnvelope, { purpose: PROVIDER_KEY_PURPOSE, userId: row.userId }),
+          )
+          registered++
+        } catch {
+          // Under a key that is not in the keyring: `hangar secrets rewrap` reports it.
+        }
+      }
+      return registered
     },
 
     /** Re-encrypts every envelope that is not under the active key. */

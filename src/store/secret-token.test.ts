@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { createRedactor, REDACTED } from '../core/redact.js'
 import {
   hashSecret,
   looksLikeToken,
@@ -19,6 +20,20 @@ function changeCharacter(token: string, index: number): string {
 }
 
 describe('secret-token', () => {
+  // Issue 17 item 1: the one redactor knows our tokens by shape alone (tokens minted by another process
+  // were never registered with it): every kind, as minted, in any surrounding.
+  it('has every minted token kind cut out by the redactor', () => {
+    const redactor = createRedactor()
+    for (const kind of KINDS) {
+      for (let index = 0; index < 200; index++) {
+        const { token } = mintToken(kind)
+        expect(redactor.text(`a ${token}.`)).toBe(`a ${REDACTED}.`)
+        expect(redactor.text(`{"token":"${token}"}`)).not.toContain(token.slice(17))
+        expect(redactor.text(`PREFIX_${token}suffix`)).not.toContain(token.slice(17))
+      }
+    }
+  })
+
   it('uses one prefix per kind', () => {
     expect(TOKEN_PREFIXES).toEqual({ pat: 'hgr_', session: 'hgs_', login: 'hgl_' })
   })

@@ -3,6 +3,7 @@
 // rewrap, the workspace sweep) are named for what they are.
 import { sql } from 'kysely'
 import { type Clock, systemClock } from '../core/ids.js'
+import { createRedactor, type Redactor } from '../core/redact.js'
 import { migrateToLatest } from './migrate.js'
 import { type DatabaseHandle, type OpenDatabaseOptions, openDatabase } from './open-database.js'
 import { createActionsRepository } from './repositories/actions-repository.js'
@@ -63,6 +64,11 @@ export interface Store extends Repositories {
   readonly location: string
   /** LISTEN/NOTIFY between the daemons sharing the store; undefined on SQLite (one process). */
   readonly notifications: StoreNotifications | undefined
+  /**
+   * The redactor everything stored goes through (the runtime's one instance). Readers of data that may
+   * predate redaction (API reads of conversations) pass it through again.
+   */
+  readonly redactor: Redactor
   /** Runs `work` in one transaction: all of its writes land, or none. */
   transaction<T>(work: (repositories: Repositories) => Promise<T>): Promise<T>
   /** `ok`, or what the engine reports as broken. */
@@ -70,19 +76,27 @@ export interface Store extends Repositories {
   close(): Promise<void>
 }
 
-export function createStore(handle: DatabaseHandle, options: { clock?: Clock } = {}): Store {
+export interface StoreOptions {
+  clock?: Clock
+  /** Default: one of its own, which knows the secret shapes but no registered values. */
+  redactor?: Redactor
+}
+
+export function createStore(handle: DatabaseHandle, options: StoreOptions = {}): Store {
   const clock = options.clock ?? systemClock
-  const repositories = createRepositories({ db: handle.db, clock, engine: handle.engine })
+  const redactor = options.redactor ?? createRedactor()
+  const repositories = createRepositories({ db: handle.db, clock, engine: handle.engine, redactor })
   return {
     ...repositories,
     engine: handle.engine,
     location: handle.location,
     notifications: handle.notifications,
+    redactor,
     transaction: (work) =>
       handle.db
         .transaction()
         .execute((transaction) =>
-          work(createRepositories({ db: transaction, clock, engine: handle.engine })),
+          work(createRepositories({ db: transaction, clock, engine: handle.engine, redactor })),
         ),
     async integrityCheck() {
       if (handle.engine === 'postgres') {
@@ -97,7 +111,7 @@ export function createStore(handle: DatabaseHandle, options: { clock?: Clock } =
 }
 
 /** Opens the database, brings its schema up to date and returns the store. */
-export async function openStore(options: OpenDatabaseOptions & { clock?: Clock }): Promise<Store> {
+export async function openStore(options: OpenDatabaseOptions & StoreOptions): Promise<Store> {
   const handle = await openDatabase(options)
   try {
     await migrateToLatest(handle.db, handle.engine)
@@ -105,5 +119,8 @@ export async function openStore(options: OpenDatabaseOptions & { clock?: Clock }
     await handle.close()
     throw error
   }
-  return createStore(handle, options.clock ? { clock: options.clock } : {})
+  return createStore(handle, {
+    ...(options.clock && { clock: options.clock }),
+    ...(options.redactor && { redactor: options.redactor }),
+  })
 }

@@ -6,6 +6,7 @@ import path from 'node:path'
 import pg from 'pg'
 import { inject } from 'vitest'
 import type { Clock } from '../../src/core/ids.js'
+import type { Redactor } from '../../src/core/redact.js'
 import { openStore, type Store } from '../../src/store/store.js'
 
 export interface TestStore {
@@ -18,7 +19,7 @@ export interface TestStore {
 
 export interface StoreEngine {
   name: 'sqlite' | 'postgres'
-  open(options?: { clock?: Clock }): Promise<TestStore>
+  open(options?: { clock?: Clock; redactor?: Redactor }): Promise<TestStore>
 }
 
 export async function makeTempDir(prefix = 'hangar-test-'): Promise<string> {

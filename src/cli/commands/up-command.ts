@@ -91,6 +91,8 @@ async function serveUntilStopped(
   }
   const bootId = randomUUID()
   const cliToken = await runtime.auth.createSession(runtime.owner.id, 'cli', CLI_SESSION_TTL_MS)
+  // The owner's session in daemon.json: known exactly, not only by its shape, wherever a copy turns up.
+  runtime.redactor.add(cliToken)
   await writeDaemonFile(runtime.dataDir, {
     url: server.url,
     pid: process.pid,

@@ -71,7 +71,8 @@ export function registerConversationRoutes(
         (name) => name !== last.agent,
       )
     }
-    return context.json({ ...conversation, messages, runs, fallback })
+    // Messages come redacted from the store; titles and prompts stored before redaction existed too.
+    return context.json({ ...store.redactor.value({ ...conversation, runs }), messages, fallback })
   })
 
   // The conversation goes with its runs, messages and workspace (the branch only if Hangar made it).

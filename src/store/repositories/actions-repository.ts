@@ -97,7 +97,8 @@ export function createActionsRepository(context: RepositoryContext, userId: stri
     ): Promise<void> {
       await db
         .updateTable('pending_actions')
-        .set({ status: outcome.status, result: JSON.stringify(outcome.result) })
+        // A result is tool output (a command's, a file's): what it printed may hold secrets.
+        .set({ status: outcome.status, result: JSON.stringify(context.redactor.value(outcome.result)) })
         .where('id', '=', id)
         .where('user_id', '=', userId)
         .execute()
@@ -129,8 +130,9 @@ export function createActionsRepository(context: RepositoryContext, userId: stri
         .updateTable('pending_actions')
         .set({
           status: decision.status,
-          decision_reason: decision.reason ?? null,
-          result: decision.result === undefined ? null : JSON.stringify(decision.result),
+          decision_reason: decision.reason ? context.redactor.text(decision.reason) : null,
+          result:
+            decision.result === undefined ? null : JSON.stringify(context.redactor.value(decision.result)),
           decided_at: now,
         })
         .where('id', '=', id)

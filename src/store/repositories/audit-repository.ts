@@ -1,4 +1,5 @@
-// The audit log: who did what to which object. Details are JSON and must never hold a secret.
+// The audit log: who did what to which object. Details are JSON and never hold a secret: they are stored
+// through the redactor.
 import { newId } from '../../core/ids.js'
 import type { AuditEventsTable } from '../schema.js'
 import { fromJson, nowIso, type RepositoryContext } from './context.js'
@@ -42,7 +43,7 @@ export function createAuditRepository(context: RepositoryContext, userId: string
         action: input.action,
         target_type: input.targetType ?? null,
         target_id: input.targetId ?? null,
-        details: JSON.stringify(input.details ?? {}),
+        details: JSON.stringify(context.redactor.value(input.details ?? {})),
         created_at: nowIso(context),
       }
       await db.insertInto('audit_events').values(row).execute()

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { Clock } from '../../core/ids.js'
+import type { Redactor } from '../../core/redact.js'
 import type { Database } from '../schema.js'
 
 /** What every repository gets: a connection (or the current transaction) and the clock. */
@@ -8,6 +9,8 @@ export interface RepositoryContext {
   clock: Clock
   /** For the few statements the engines spell differently (row locks, advisory locks). */
   engine: 'sqlite' | 'postgres'
+  /** The runtime's one redactor: messages, audit details and action results are stored through it. */
+  redactor: Redactor
 }
 
 export function nowIso(context: RepositoryContext): string {

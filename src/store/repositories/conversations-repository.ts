@@ -31,19 +31,19 @@ function toConversation(row: ConversationsTable): Conversation {
   }
 }
 
-function toStoredMessage(row: MessagesTable): StoredMessage {
+function toStoredMessage(row: MessagesTable, message: Message): StoredMessage {
   return {
     id: row.id,
     conversationId: row.conversation_id,
     seq: row.seq,
     runId: row.run_id,
     createdAt: row.created_at,
-    message: JSON.parse(row.content) as Message,
+    message,
   }
 }
 
 export function createConversationsRepository(context: RepositoryContext, userId: string) {
-  const { db } = context
+  const { db, redactor } = context
   return {
     async create(input: { title: string; profile: string; project: string }): Promise<Conversation> {
       const now = nowIso(context)
@@ -107,7 +107,9 @@ export function createConversationsRepository(context: RepositoryContext, userId
       return Number(result.numDeletedRows) > 0
     },
     /** Appends at the next seq. The conversation must be this user's. */
-    async appendMessage(conversationId: string, message: Message, runId?: string): Promise<StoredMessage> {
+    async appendMessage(conversationId: string, unredacted: Message, runId?: string): Promise<StoredMessage> {
+      // Every writer of messages (the agent loop, decided proposals, user prompts) passes here.
+      const message = redactor.value(unredacted)
       const owned = await this.get(conversationId)
       if (!owned) throw new Error(`conversation ${conversationId} is not this user's`)
       const last = await db
@@ -127,7 +129,7 @@ export function createConversationsRepository(context: RepositoryContext, userId
         created_at: nowIso(context),
       }
       await db.insertInto('messages').values(row).execute()
-      return toStoredMessage(row)
+      return toStoredMessage(row, message)
     },
     async listMessages(conversationId: string): Promise<StoredMessage[]> {
       const rows = await db
@@ -137,7 +139,8 @@ export function createConversationsRepository(context: RepositoryContext, userId
         .where('user_id', '=', userId)
         .orderBy('seq')
         .execute()
-      return rows.map(toStoredMessage)
+      // Messages stored before redaction existed may hold secrets: never hand them out (or upstream) as they are.
+      return rows.map((row) => toStoredMessage(row, redactor.value(JSON.parse(row.content) as Message)))
     },
   }
 }

@@ -247,7 +247,8 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
             seq: row.seq,
             ts: row.ts,
             type: row.type,
-            ...(JSON.parse(row.data) as object),
+            // Events stored before redaction existed may hold secrets; replays never show them.
+            ...context.redactor.value(JSON.parse(row.data) as object),
           }) as EventEnvelope,
       )
     },
