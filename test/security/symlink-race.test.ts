@@ -2,7 +2,7 @@
 // symlink between the path check and the file operation. A racer process exchanges `swap/` (a real
 // directory) with `swap-link` (a symlink to a directory outside the workspace) in a tight loop — with
 // renameat2(RENAME_EXCHANGE) through python3 when it is there, with plain renames otherwise — while the
-// built-in tools apply writes, edits and deletes and read files under `swap/`. Before the fix, about half
+// built-in tools apply writes, edits and deletes, and read, list and search under `swap/`. Before the fix, about half
 // the applied changes landed outside. Now: nothing outside changes and nothing outside is read; the raced
 // operations are refused as conflicts.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
@@ -12,12 +12,14 @@ import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { deleteFileTool } from '../../src/agent/tools/delete-file-tool.js'
 import { editFileTool } from '../../src/agent/tools/edit-file-tool.js'
+import { grepTool } from '../../src/agent/tools/grep-tool.js'
+import { listFilesTool } from '../../src/agent/tools/list-files-tool.js'
 import { readFileTool } from '../../src/agent/tools/read-file-tool.js'
 import type { Proposal, ToolContext, ToolOutput, WriteTool } from '../../src/agent/tools/types.js'
 import { ToolConflict } from '../../src/agent/tools/types.js'
 import { writeFileTool } from '../../src/agent/tools/write-file-tool.js'
 
-const COUNT = { creates: 40, overwrites: 25, edits: 25, deletes: 90, reads: 80 }
+const COUNT = { creates: 40, overwrites: 25, edits: 25, deletes: 90, reads: 80, searches: 40 }
 
 /** Exchanges two paths atomically and forever; prints `ready` after the first swap and the count on SIGTERM. */
 const PYTHON_RACER = `
@@ -166,6 +168,7 @@ describe('symlink race (issue 17 item 9)', () => {
       await writeFile(path.join(workspace, 'swap', `read-${index}.txt`), 'inside\n')
       await writeFile(path.join(outside, `read-${index}.txt`), 'OUTSIDE SECRET\n')
     }
+    await writeFile(path.join(outside, 'outside-only-marker.txt'), 'OUTSIDE SECRET\n')
     const outsideBefore = await snapshot(outside)
 
     // Proposed before the race, as a model would while nothing was swapped yet.
@@ -201,6 +204,12 @@ describe('symlink race (issue 17 item 9)', () => {
     let swaps: number
     try {
       for (let index = 0; index < Math.max(writes.length, deletes.length, COUNT.reads); index++) {
+        if (index < COUNT.searches) {
+          readOutputs.push(await listFilesTool.run({ path: 'swap', recursive: false }, context))
+          readOutputs.push(
+            await grepTool.run({ pattern: 'SECR[E]T', path: 'swap', case_insensitive: false }, context),
+          )
+        }
         if (writes[index]) writeOutcomes.push(await writes[index]!())
         if (deletes[index]) deleteOutcomes.push(await deletes[index]!())
         if (index < COUNT.reads)
@@ -219,7 +228,9 @@ describe('symlink race (issue 17 item 9)', () => {
     const escaped =
       new Set([...Object.keys(outsideBefore), ...Object.keys(outsideAfter)]).size -
       Object.keys(outsideBefore).filter((name) => outsideAfter[name] === outsideBefore[name]).length
-    const leakedReads = readOutputs.filter((output) => output.content.includes('OUTSIDE')).length
+    const leakedReads = readOutputs.filter((output) =>
+      /OUTSIDE SECRET|outside-only-marker/.test(output.content),
+    ).length
     console.info(
       `symlink race: ${swaps} swaps; ${escaped} changes and ${leakedReads} reads outside; refused ${refused.writes}/${writeOutcomes.length} writes, ` +
         `${refused.deletes}/${deleteOutcomes.length} deletes, ${refused.reads}/${readOutputs.length} reads`,
@@ -233,7 +244,7 @@ describe('symlink race (issue 17 item 9)', () => {
     expect(outsideAfter).toEqual(outsideBefore)
     expect(leakedReads).toBe(0)
     for (const output of readOutputs.filter((candidate) => candidate.isError))
-      expect(output.content).toMatch(/symlink|outside the workspace/)
+      expect(output.content).toMatch(/symlink|outside the workspace|not a directory/)
 
     // What was applied landed inside: the real directory is whichever name holds it when the racer stopped.
     const inside = (await lstat(path.join(workspace, 'swap'))).isDirectory()

@@ -8,7 +8,12 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ToolConflict } from './types.js'
-import { deleteWorkspaceFile, readWorkspaceEntry, writeWorkspaceFile } from './workspace-fs.js'
+import {
+  deleteWorkspaceFile,
+  listWorkspaceDirectory,
+  readWorkspaceEntry,
+  writeWorkspaceFile,
+} from './workspace-fs.js'
 
 const MAX = 1024 * 1024
 const accept = (): void => undefined
@@ -68,13 +73,15 @@ describe('workspace-fs', () => {
     ['an overwrite', () => writeWorkspaceFile(target('swapped/target.txt'), 'x', accept, MAX)],
     ['a delete', () => deleteWorkspaceFile(target('swapped/target.txt'), accept, MAX)],
     ['a read', () => readWorkspaceEntry(target('swapped/target.txt'), MAX)],
+    ['a listing', () => listWorkspaceDirectory(target('swapped'))],
+    ['a listing below', () => listWorkspaceDirectory(target('swapped/sub'))],
   ])('refuses %s through a directory swapped for a symlink to outside', async (_name, operation) => {
     const error = await operation().then(
       () => undefined,
       (caught: unknown) => caught,
     )
     expect(error).toBeInstanceOf(ToolConflict)
-    expect((error as Error).message).toMatch(/^swapped\/\S+ was moved or replaced by a symlink/)
+    expect((error as Error).message).toMatch(/^swapped(\/\S+)? was moved or replaced by a symlink/)
     expect(await readdir(outside)).toEqual(['target.txt'])
     expect(await readFile(path.join(outside, 'target.txt'), 'utf8')).toBe('outside\n')
   })

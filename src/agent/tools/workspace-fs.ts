@@ -8,7 +8,8 @@
 // Elsewhere (no /proc) the same walk runs on absolute paths and re-checks real paths: a narrower window,
 // not a closed one.
 import { constants, existsSync } from 'node:fs'
-import { lstat, mkdir, open, readlink, realpath, unlink, type FileHandle } from 'node:fs/promises'
+import type { Dirent } from 'node:fs'
+import { lstat, mkdir, open, readdir, readlink, realpath, unlink, type FileHandle } from 'node:fs/promises'
 import path from 'node:path'
 import { ToolConflict } from './types.js'
 
@@ -152,8 +153,15 @@ async function openEntry(
   try {
     handle = await open(parent.entry(names.at(-1)!), flags | O_NOFOLLOW, options.mode)
   } catch (error) {
-    if (errorCode(error) === 'ELOOP') throw swapped(target.relativePath)
-    if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return undefined
+    const code = errorCode(error)
+    if (code === 'ELOOP') throw swapped(target.relativePath)
+    if (code === 'ENOTDIR') {
+      // O_DIRECTORY refuses a symlink with ENOTDIR before O_NOFOLLOW gets to say ELOOP.
+      const stats = await lstat(parent.entry(names.at(-1)!)).catch(() => undefined)
+      if (stats?.isSymbolicLink()) throw swapped(target.relativePath)
+      return undefined
+    }
+    if (code === 'ENOENT') return undefined
     throw error
   } finally {
     await parent.handle.close()
@@ -199,6 +207,24 @@ export async function readWorkspaceEntry(target: WorkspaceTarget, maxBytes: numb
   if (!handle) return { kind: 'missing' }
   try {
     return await contentOf(handle, maxBytes)
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
+ * The entries of a directory, listed through its verified descriptor: a directory swapped for a symlink
+ * is a ToolConflict; a missing one (or a file in its place) is ENOENT.
+ */
+export async function listWorkspaceDirectory(target: WorkspaceTarget): Promise<Dirent[]> {
+  const handle = await openEntry(target, O_RDONLY | O_DIRECTORY)
+  if (!handle) {
+    throw Object.assign(new Error(`${target.relativePath} is not a directory of the workspace`), {
+      code: 'ENOENT',
+    })
+  }
+  try {
+    return await readdir(useProcFd ? `${PROC_FD}/${handle.fd}` : absoluteOf(target), { withFileTypes: true })
   } finally {
     await handle.close()
   }
