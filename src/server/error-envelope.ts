@@ -1,5 +1,6 @@
 // The one place where errors become HTTP: `{ error: { code, message, retryable, details } }`. Anything
-// that is not an AppError is a bug: logged with its stack, answered as `internal` without one.
+// that is not an AppError is a bug: logged with its stack, answered as `internal` without one — except a
+// client that went away mid-request, which is no bug of ours (see isClientAbort).
 import type { Context } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { AppError, type ErrorCode, isAppError } from '../core/errors.js'
@@ -42,8 +43,28 @@ export function toErrorEnvelope(error: AppError): ErrorEnvelope {
   return { error: { code: error.code, message, retryable: error.retryable, details: error.details ?? null } }
 }
 
+/** The status nginx made the convention for "the client closed the request"; no client ever reads it. */
+export const CLIENT_CLOSED_REQUEST = 499
+
+/**
+ * True when the error only says the client went away before its request was read (an aborted upload):
+ * Node's `aborted` ECONNRESET from the request stream, as it is or as the cause of a wrapping error, while
+ * the request's signal says the client is gone. An upstream connection reset is none of these.
+ */
+export function isClientAbort(thrown: unknown, signal: AbortSignal | undefined): boolean {
+  if (!signal?.aborted) return false
+  for (let error = thrown, depth = 0; error instanceof Error && depth < 5; error = error.cause, depth++) {
+    if ((error as NodeJS.ErrnoException).code === 'ECONNRESET' && error.message === 'aborted') return true
+  }
+  return false
+}
+
 export function createErrorHandler(log: Logger) {
   return (thrown: unknown, context: Context) => {
+    // Nothing can be sent and nothing failed on our side: the access log line (status 499) is the record.
+    if (!isAppError(thrown) && isClientAbort(thrown, context.req.raw.signal)) {
+      return context.body(null, CLIENT_CLOSED_REQUEST as ContentfulStatusCode)
+    }
     const error = isAppError(thrown) ? thrown : new AppError('internal', 'internal error', { cause: thrown })
     if (error.code === 'internal') {
       log.error('request failed', {

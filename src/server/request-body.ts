@@ -1,5 +1,5 @@
-// Reading a JSON body: size-limited (JSON 413), must be JSON (400 invalid_json), validated by zod
-// (400 invalid_request naming each bad field).
+// Reading a JSON body: size-limited (JSON 413), must be UTF-8 and JSON (400 invalid_json), validated by
+// zod (400 invalid_request naming each bad field).
 import type { Context } from 'hono'
 import type { z } from 'zod'
 import { AppError } from '../core/errors.js'
@@ -8,7 +8,8 @@ export async function readJsonBody<Schema extends z.ZodType>(
   context: Context,
   schema: Schema,
 ): Promise<z.output<Schema>> {
-  const text = await context.req.text()
+  const text = decodeUtf8(new Uint8Array(await context.req.arrayBuffer()))
+  if (text === undefined) throw notUtf8()
   let value: unknown
   try {
     value = text.trim() === '' ? {} : JSON.parse(text)
@@ -29,6 +30,24 @@ export async function readJsonBody<Schema extends z.ZodType>(
     throw new AppError('invalid_request', `${first.path}: ${first.message}`, { details: { fields } })
   }
   return parsed.data
+}
+
+/**
+ * The body as text, or undefined when it is not valid UTF-8. Decoding leniently would put U+FFFD where
+ * the bad bytes were and store or act on a value the client never sent.
+ */
+export function decodeUtf8(bytes: Uint8Array): string | undefined {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  } catch {
+    return undefined
+  }
+}
+
+export function notUtf8(): AppError {
+  return new AppError('invalid_json', 'the request body is not valid UTF-8', {
+    hint: 'send the JSON encoded as UTF-8',
+  })
 }
 
 export function payloadTooLarge(limitBytes: number): AppError {

@@ -1,15 +1,18 @@
-import { unlink } from 'node:fs/promises'
 import { z } from 'zod'
 import {
   checkPrecondition,
   countLines,
   describeError,
+  expectContent,
   looksBinary,
+  MAX_FILE_BYTES,
   plural,
   loadExistingFile,
 } from './file-state.js'
 import type { WriteTool } from './types.js'
+import { ToolConflict } from './types.js'
 import { createUnifiedDiff } from './unified-diff.js'
+import { deleteWorkspaceFile } from './workspace-fs.js'
 
 const deleteFileInput = z.object({
   path: z.string().describe('File to delete, relative to the workspace root.'),
@@ -52,9 +55,17 @@ export const deleteFileTool: WriteTool<DeleteFileInput> = {
   },
   async apply(input, context, proposal) {
     const target = await checkPrecondition(context, input.path, proposal, 'deletion')
+    if (target.state.kind !== 'file')
+      return { content: `${target.relativePath} is not a file.`, isError: true }
     try {
-      await unlink(target.absolutePath)
+      // By name in the verified parent directory, never through a path a swapped symlink could redirect.
+      await deleteWorkspaceFile(
+        target.target,
+        expectContent(target.relativePath, target.state.sha256, 'deletion'),
+        MAX_FILE_BYTES,
+      )
     } catch (error) {
+      if (error instanceof ToolConflict) throw error
       return { content: `Could not delete ${target.relativePath}: ${describeError(error)}`, isError: true }
     }
     return { content: `Deleted ${target.relativePath}.` }

@@ -1,8 +1,17 @@
-import { writeFile } from 'node:fs/promises'
 import { z } from 'zod'
-import { checkPrecondition, describeError, looksBinary, plural, loadExistingFile } from './file-state.js'
+import {
+  checkPrecondition,
+  describeError,
+  expectContent,
+  looksBinary,
+  MAX_FILE_BYTES,
+  plural,
+  loadExistingFile,
+} from './file-state.js'
 import type { WriteTool } from './types.js'
+import { ToolConflict } from './types.js'
 import { createUnifiedDiff } from './unified-diff.js'
+import { writeWorkspaceFile } from './workspace-fs.js'
 
 const editFileInput = z.object({
   path: z.string().describe('File to edit, relative to the workspace root.'),
@@ -108,8 +117,14 @@ export const editFileTool: WriteTool<EditFileInput> = {
     const edit = computeEdit(target.state.content.toString('utf8'), input, target.relativePath)
     if (!edit.ok) return { content: edit.message, isError: true }
     try {
-      await writeFile(target.absolutePath, edit.newText)
+      await writeWorkspaceFile(
+        target.target,
+        edit.newText,
+        expectContent(target.relativePath, target.state.sha256, 'edit'),
+        MAX_FILE_BYTES,
+      )
     } catch (error) {
+      if (error instanceof ToolConflict) throw error
       return { content: `Could not write ${target.relativePath}: ${describeError(error)}`, isError: true }
     }
     return { content: `Edited ${target.relativePath} (${plural(edit.replacements, 'replacement')}).` }

@@ -1,9 +1,9 @@
 // What the file tools know about a target: missing, a readable file (with its bytes and hash), or
 // something they refuse to touch. The hash is the proposal's precondition; apply compares it again.
 import { createHash } from 'node:crypto'
-import { readFile, stat } from 'node:fs/promises'
 import type { Proposal, ToolContext } from './types.js'
 import { ToolConflict } from './types.js'
+import { readWorkspaceEntry, type WorkspaceTarget } from './workspace-fs.js'
 import { resolveInWorkspace } from './workspace-paths.js'
 
 /** Files above this size are not loaded by any tool: they are not source code a model should read or rewrite. */
@@ -43,21 +43,31 @@ export function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 
-export async function readFileState(absolutePath: string): Promise<FileState> {
-  let stats
-  try {
-    stats = await stat(absolutePath)
-  } catch (error) {
-    // ENOTDIR: a parent is a file, so this path cannot exist either.
-    const code = errorCode(error)
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' }
-    throw error
+/**
+ * Reads the target through workspace-fs: no symlink below the workspace root is followed, so a directory
+ * swapped for one after the path check is a ToolConflict instead of a read outside.
+ */
+export async function readFileState(target: WorkspaceTarget): Promise<FileState> {
+  const entry = await readWorkspaceEntry(target, MAX_FILE_BYTES)
+  return entry.kind === 'file' ? { ...entry, sha256: sha256(entry.content) } : entry
+}
+
+/**
+ * The precondition as a check over the bytes apply finds on the descriptor it writes or deletes through:
+ * a different hash is a ToolConflict, so what was approved is exactly what gets replaced.
+ */
+export function expectContent(
+  shown: string,
+  expectedSha256: string,
+  change: string,
+): (current: Buffer) => void {
+  return (current) => {
+    if (sha256(current) !== expectedSha256) {
+      throw new ToolConflict(
+        `${shown} changed since the proposal; read it again and propose the ${change} again.`,
+      )
+    }
   }
-  if (stats.isDirectory()) return { kind: 'directory' }
-  if (!stats.isFile()) return { kind: 'special' }
-  if (stats.size > MAX_FILE_BYTES) return { kind: 'too-large', size: stats.size }
-  const content = await readFile(absolutePath)
-  return { kind: 'file', content, sha256: sha256(content) }
 }
 
 /** What a tool says when the target is not a regular file it can work with; undefined when it is one. */
@@ -84,7 +94,7 @@ export async function checkPrecondition(
   requestedPath: string,
   proposal: Proposal,
   change: string,
-): Promise<{ absolutePath: string; relativePath: string; state: FileState }> {
+): Promise<{ target: WorkspaceTarget; relativePath: string; state: FileState }> {
   const resolved = await resolveInWorkspace(context.workspace, requestedPath, { forWrite: true })
   if (!resolved.ok) throw new ToolConflict(`${requestedPath} can no longer be changed: ${resolved.message}`)
   const expected = proposal.precondition
@@ -93,7 +103,8 @@ export async function checkPrecondition(
       `${requestedPath} now resolves to a different file than when the ${change} was proposed; read it again and propose the ${change} again.`,
     )
   }
-  const state = await readFileState(resolved.absolutePath)
+  const target = { workspaceRoot: resolved.workspaceRoot, relativePath: resolved.relativePath }
+  const state = await readFileState(target)
   const current = state.kind === 'file' ? state.sha256 : state.kind === 'missing' ? null : state.kind
   if (current !== expected.sha256) {
     const what = expected.sha256 === null ? 'was created' : current === null ? 'was deleted' : 'changed'
@@ -101,7 +112,7 @@ export async function checkPrecondition(
       `${resolved.relativePath} ${what} since the proposal; read it again and propose the ${change} again.`,
     )
   }
-  return { absolutePath: resolved.absolutePath, relativePath: resolved.relativePath, state }
+  return { target, relativePath: resolved.relativePath, state }
 }
 
 /**
@@ -122,7 +133,7 @@ export async function loadExistingFile(
   const shown = resolved.relativePath
   let state: FileState
   try {
-    state = await readFileState(resolved.absolutePath)
+    state = await readFileState(resolved)
   } catch (error) {
     return refuse(`Could not read ${shown}: ${describeError(error)}`)
   }

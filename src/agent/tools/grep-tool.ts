@@ -85,7 +85,10 @@ export const grepTool: ReadTool<GrepInput> = {
     // Note: a pathological pattern can still backtrack for a long time on one line; JavaScript offers no
     // way to interrupt a running RegExp, and the per-line cap keeps the common cases fast.
     const searchFile = async (entry: WalkEntry): Promise<void> => {
-      const state = await readFileState(entry.absolutePath).catch(() => undefined)
+      const state = await readFileState({
+        workspaceRoot: resolved.workspaceRoot,
+        relativePath: entry.relativePath,
+      }).catch(() => undefined)
       if (state?.kind !== 'file' || looksBinary(state.content)) return
       filesSearched++
       const lines = state.content.toString('utf8').split('\n')

@@ -47,7 +47,7 @@ export const readFileTool: ReadTool<ReadFileInput> = {
     if (!resolved.ok) return { content: resolved.message, isError: true }
     let state
     try {
-      state = await readFileState(resolved.absolutePath)
+      state = await readFileState(resolved)
     } catch (error) {
       return { content: `Could not read ${resolved.relativePath}: ${describeError(error)}`, isError: true }
     }

@@ -1,7 +1,7 @@
 // Every path a tool touches goes through here. The check is on the real path (symlinks followed, at any
 // depth, dangling ones included) because a lexical check alone lets `link/../../etc` or a symlink that
-// points out of the workspace slip through. A symlink swapped between this check and the file operation
-// can still race it; apply re-resolves the path to keep that window short.
+// points out of the workspace slip through. A symlink swapped in between this check and the file operation
+// is caught by workspace-fs.ts, which opens the checked real path without following any symlink.
 import { lstat, readlink, realpath } from 'node:fs/promises'
 import path from 'node:path'
 

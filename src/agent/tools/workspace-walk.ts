@@ -1,8 +1,8 @@
 // Walking the workspace for list_files, glob and grep, and matching glob patterns. Node 20 has no
 // fs.glob (it arrived in Node 22), so patterns are compiled to regular expressions here.
 import type { Dirent } from 'node:fs'
-import { readdir } from 'node:fs/promises'
 import path from 'node:path'
+import { listWorkspaceDirectory } from './workspace-fs.js'
 
 /** Never descended into: version-control internals and installed dependencies are noise for a model. */
 export const SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(['.git', 'node_modules'])
@@ -44,7 +44,12 @@ export async function* walkWorkspace(options: WalkOptions): AsyncGenerator<WalkE
     const directory = pending.pop()!
     let entries: Dirent[]
     try {
-      entries = await readdir(directory, { withFileTypes: true })
+      // Through a verified descriptor: a directory swapped for a symlink mid-walk is not listed.
+      const relativePath = path.relative(options.workspaceRoot, directory).split(path.sep).join('/')
+      entries = await listWorkspaceDirectory({
+        workspaceRoot: options.workspaceRoot,
+        relativePath: relativePath === '' ? '.' : relativePath,
+      })
     } catch {
       continue
     }

@@ -1,11 +1,11 @@
-import { mkdir, stat, writeFile } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
 import {
   checkPrecondition,
   countLines,
   describeError,
-  errorCode,
+  expectContent,
   looksBinary,
   MAX_FILE_BYTES,
   plural,
@@ -16,6 +16,7 @@ import type { FileState } from './file-state.js'
 import type { WriteTool } from './types.js'
 import { ToolConflict } from './types.js'
 import { createUnifiedDiff } from './unified-diff.js'
+import { writeWorkspaceFile, type WorkspaceTarget } from './workspace-fs.js'
 import { resolveInWorkspace } from './workspace-paths.js'
 
 const writeFileInput = z.object({
@@ -43,9 +44,9 @@ async function blockingAncestor(absolutePath: string, workspaceRoot: string): Pr
   return undefined
 }
 
-async function currentState(absolutePath: string): Promise<FileState | string> {
+async function currentState(target: WorkspaceTarget): Promise<FileState | string> {
   try {
-    return await readFileState(absolutePath)
+    return await readFileState(target)
   } catch (error) {
     return describeError(error)
   }
@@ -68,7 +69,7 @@ export const writeFileTool: WriteTool<WriteFileInput> = {
         isError: true,
       }
     }
-    const state = await currentState(resolved.absolutePath)
+    const state = await currentState(resolved)
     if (typeof state === 'string') return { content: `Could not read ${shown}: ${state}`, isError: true }
     const refusal = refuseNonFile(state, shown)
     if (refusal) return { content: refusal, isError: true }
@@ -112,16 +113,14 @@ export const writeFileTool: WriteTool<WriteFileInput> = {
   async apply(input, context, proposal) {
     const target = await checkPrecondition(context, input.path, proposal, 'write')
     const creating = target.state.kind === 'missing'
+    const expected =
+      target.state.kind === 'file' ? expectContent(target.relativePath, target.state.sha256, 'write') : null
     try {
-      await mkdir(path.dirname(target.absolutePath), { recursive: true })
-      // `wx` makes the create exclusive: a file that appeared after the check is a conflict, not overwritten.
-      await writeFile(target.absolutePath, input.content, { flag: creating ? 'wx' : 'w' })
+      // Through the descriptor, never the path: a create is exclusive (a file that appeared since the check
+      // is a conflict) and no symlink swapped into the path is followed (see workspace-fs.ts).
+      await writeWorkspaceFile(target.target, input.content, expected, MAX_FILE_BYTES)
     } catch (error) {
-      if (errorCode(error) === 'EEXIST') {
-        throw new ToolConflict(
-          `${target.relativePath} was created since the proposal; read it and propose the write again.`,
-        )
-      }
+      if (error instanceof ToolConflict) throw error
       return { content: `Could not write ${target.relativePath}: ${describeError(error)}`, isError: true }
     }
     const lines = plural(countLines(input.content), 'line')

@@ -11,6 +11,7 @@ import type { RuntimeServices } from '../app.js'
 import type { AppVariables } from '../auth-middleware.js'
 import { toErrorEnvelope } from '../error-envelope.js'
 import { authenticatePat } from './mcp-auth.js'
+import { checkMcpBody } from './mcp-request-check.js'
 import { createHangarMcpServer } from './mcp-server.js'
 
 export interface McpRouteDeps {
@@ -26,6 +27,14 @@ export function registerMcpRoutes(app: Hono<{ Variables: AppVariables }>, deps: 
 
   app.post('/api/mcp', async (context) => {
     const principal = await authenticatePat(deps.auth, context.req.header('authorization'))
+    // A JSON body is read and checked here (see mcp-request-check.ts); other content types go to the
+    // SDK as they came, which refuses them with 415.
+    let parsedBody: unknown = undefined
+    if (/^application\/json\b/i.test(context.req.header('content-type') ?? '')) {
+      const check = checkMcpBody(new Uint8Array(await context.req.arrayBuffer()))
+      if (!check.ok) return context.json(check.answer, 400)
+      parsedBody = check.body
+    }
     const server = createHangarMcpServer({
       principal,
       store: deps.store,
@@ -39,7 +48,7 @@ export function registerMcpRoutes(app: Hono<{ Variables: AppVariables }>, deps: 
     })
     await server.connect(transport)
     try {
-      return await transport.handleRequest(context.req.raw)
+      return await transport.handleRequest(context.req.raw, { parsedBody })
     } finally {
       // JSON mode: the answer is complete once handleRequest resolves, so nothing is cut short here.
       await server.close()
