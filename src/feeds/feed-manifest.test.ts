@@ -155,7 +155,14 @@ describe('feed-manifest path policy', () => {
   it("lets a user's feed use only paths under the service's userFeedPaths, on segment boundaries", () => {
     const manifest = resolveFeedManifest(
       'mine',
-      feeds(['/api/v1', '/api/v1/summary?x=1', '/public/{agent}', '/api/v1admin', '/admin/export?all=1', '/']),
+      feeds([
+        '/api/v1',
+        '/api/v1/summary?x=1',
+        '/public/{agent}',
+        '/api/v1admin',
+        '/admin/export?all=1',
+        '/',
+      ]),
       guarded,
       'user',
     )
@@ -169,7 +176,7 @@ describe('feed-manifest path policy', () => {
     ])
     expect(manifest.every((feed) => feed.trust === 'user')).toBe(true)
     expect(manifest[4]?.refused).toBe(
-      'path "/admin/export?all=1" is not one service "market" allows to profiles made in the UI or API (allowed path prefixes: /api/v1, /public/)',
+      'path "/admin/export?all=1" is not under a prefix service "market" allows to profiles made in the UI or API (allowed: /api/v1, /public/)',
     )
   })
 

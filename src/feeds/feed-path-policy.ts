@@ -24,13 +24,14 @@ export function feedPolicyProblem(
   if (!service) return `unknown service "${source}"`
   const prefixes = service.userFeedPaths ?? []
   if (prefixes.some((prefix) => isUnderPathPrefix(path, prefix))) return undefined
-  return `path "${path}" is not one service "${source}" allows to profiles made in the UI or API (${allowedText(prefixes)})`
+  return `path "${path}" is not under a prefix service "${source}" allows to profiles made in the UI or API (${allowedText(source, prefixes)})`
 }
 
-export function allowedText(prefixes: readonly string[]): string {
+/** The allow-list of a service in words, for messages. */
+export function allowedText(source: string, prefixes: readonly string[]): string {
   return prefixes.length
-    ? `allowed path prefixes: ${prefixes.join(', ')}`
-    : 'it allows none: the operator may list prefixes under userFeedPaths in hangar.yaml'
+    ? `allowed: ${prefixes.join(', ')}`
+    : `it allows none: the operator may list some under services.${source}.userFeedPaths in hangar.yaml`
 }
 
 export interface FeedRefusal {
@@ -39,8 +40,11 @@ export interface FeedRefusal {
   name: string
   source: string
   path: string
+  /** One line; it names the allowed prefixes when `outsideAllowList`. */
   reason: string
-  /** The service's `userFeedPaths`, when the service exists. */
+  /** The path itself is fine, but not under the service's `userFeedPaths`. */
+  outsideAllowList: boolean
+  /** The service's `userFeedPaths` (empty when it has none or is unknown). */
   allowedPrefixes: string[]
 }
 
@@ -67,6 +71,7 @@ export function userProfileFeedRefusals(
         source: feed.source,
         path: feed.path,
         reason,
+        outsideAllowList: service !== undefined && feedPathProblem(path) === undefined,
         allowedPrefixes: service?.userFeedPaths ?? [],
       })
   })

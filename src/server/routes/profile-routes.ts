@@ -41,11 +41,16 @@ export function registerProfileRoutes(
     const first = refusals[0]
     if (!first) return
     const more = refusals.length > 1 ? ` (and ${refusals.length - 1} more refused)` : ''
+    // A path refused for its shape (`..`, `%2e`) does not say yet what would be allowed: the hint does.
+    const allowed =
+      first.outsideAllowList || !Object.hasOwn(runtime.config.services, first.source)
+        ? ''
+        : `service "${first.source}": ${allowedText(first.source, first.allowedPrefixes)}; `
     throw new AppError(
       'invalid_request',
       `feed "${first.name}" (#${first.index + 1}) of profile "${name}": ${first.reason}${more}`,
       {
-        hint: `use a path under the service's allowed prefixes (${allowedText(first.allowedPrefixes)}), or ask the operator to declare the feed in hangar.yaml`,
+        hint: `${allowed}ask the operator to declare the feed in hangar.yaml for any other path`,
         details: { feeds: refusals },
       },
     )
