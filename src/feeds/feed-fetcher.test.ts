@@ -417,6 +417,21 @@ describe('feed-fetcher path policy', () => {
     ])
   })
 
+  it("does not follow a redirect for a user's feed", async () => {
+    const server = await startFeedServer((request, response) => {
+      if (request.url === '/api/v1/go') response.writeHead(302, { location: '/admin/export' }).end()
+      else response.end('admin data')
+    })
+    const fetcher = fetcherWith(fakeClock(), {
+      services: { 'market-api': { url: server.base, userFeedPaths: ['/api/v1'] } },
+      credentialFor: () => 'operator-bearer',
+    })
+    const result = await collectOne(fetcher, { ...feedAt(server.base, '/api/v1/go'), trust: 'user' })
+    expect(result).toMatchObject({ status: 'unavailable', content: '' })
+    expect(result.reason).toMatch(/redirects are not followed/)
+    expect(server.requests.map((request) => request.url)).toEqual(['/api/v1/go'])
+  })
+
   it("refuses an unsafe path of the operator's own feed too", async () => {
     const server = await startFeedServer(text('x'))
     const fetcher = fetcherWith()

@@ -208,9 +208,14 @@ async function fetchFeed(
   const credential = await lookUpCredential(feed.source, options, signal)
   if (credential) headers.Authorization = `Bearer ${credential}`
   try {
-    const response = await fetch(feed.url, { headers, signal })
+    // A user's feed goes to its own path only: a redirect (an open one on the service) could lead the
+    // credential elsewhere on it.
+    const redirect = feed.trust === 'operator' ? 'follow' : 'manual'
+    const response = await fetch(feed.url, { headers, signal, redirect })
     if (!response.ok) {
       await response.body?.cancel().catch(() => {})
+      if (redirect === 'manual' && response.status >= 300 && response.status < 400)
+        throw new FeedFailure(`HTTP ${response.status}: redirects are not followed for a user's feed`)
       throw new FeedFailure(`HTTP ${response.status} ${response.statusText}`.trim())
     }
     const mediaType = (response.headers.get('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase()
