@@ -227,4 +227,40 @@ describe('config', () => {
     }
     expect(config.agents.reviewer?.adapter).toBe('codex')
   })
+
+  // Issue 17 item 4: even the operator's feeds go where their path says, with the service's credentials.
+  it('refuses dot segments and encoded dots or slashes in a feed path, naming file, line and key path', () => {
+    const issues = issuesOf(
+      [
+        'services:',
+        '  market: { url: "http://127.0.0.1:8080", userFeedPaths: [/api/v1, "/api/../admin"] }',
+        'agents:',
+        '  reviewer:',
+        '    adapter: codex',
+        '    feeds:',
+        '      - { source: market, path: /api/v1/summary, ttl: 60 }',
+        '      - { source: market, path: "/../../etc/passwd", ttl: 60 }',
+        '      - { name: x, source: market, path: "/%2e%2e/x", ttl: 60 }',
+        '',
+      ].join('\n'),
+    )
+    expect(issues.map((issue) => [issue.path, issue.line])).toEqual([
+      ['services.market.userFeedPaths[1]', 2],
+      ['agents.reviewer.feeds[1].path', 8],
+      ['agents.reviewer.feeds[2].path', 9],
+    ])
+    expect(issues[1]).toMatchObject({ file: '/p/hangar.yaml' })
+    expect(issues[1]?.message).toBe(
+      'feed "passwd" (#2) of agent "reviewer": path "/../../etc/passwd" is refused: it may not hold a ".." segment',
+    )
+    expect(issues[2]?.message).toMatch(/encoded character "%2e"/)
+  })
+
+  it('accepts userFeedPaths and safe feed paths', () => {
+    const config = parseConfig(
+      'services:\n  market: { url: "http://127.0.0.1:8080", userFeedPaths: [/api/v1] }\n' +
+        'agents:\n  r: { adapter: codex, feeds: [{ source: market, path: "/admin/export?all=1", ttl: 5 }] }\n',
+    )
+    expect(config.services.market?.userFeedPaths).toEqual(['/api/v1'])
+  })
 })

@@ -7,6 +7,7 @@ import { z } from 'zod'
 import { ADAPTER_IDS, isAdapterId } from './adapter-ids.js'
 import { AppError } from './errors.js'
 import { deriveFeedName } from './feed-names.js'
+import { feedPathProblem } from './feed-paths.js'
 import { WRITE_CLASSIFICATIONS } from './events.js'
 import { KNOWN_PROVIDERS } from './provider-names.js'
 
@@ -195,6 +196,16 @@ function crossReferenceIssues(config: HangarConfig): { path: PathSegment[]; mess
       })
     }
   }
+  for (const [serviceName, service] of Object.entries(config.services)) {
+    service.userFeedPaths?.forEach((prefix, index) => {
+      const problem = feedPathProblem(prefix)
+      if (problem)
+        issues.push({
+          path: ['services', serviceName, 'userFeedPaths', index],
+          message: `path prefix "${prefix}" is refused: ${problem}`,
+        })
+    })
+  }
   for (const [profileName, profile] of Object.entries(config.agents)) {
     if (isAdapterId(profileName)) {
       issues.push({
@@ -240,6 +251,14 @@ function crossReferenceIssues(config: HangarConfig): { path: PathSegment[]; mess
         issues.push({
           path: ['agents', profileName, 'feeds', index, 'source'],
           message: `${label}: unknown source "${feed.source}": ${known.length ? `expected one of ${known.join(', ')}` : 'declare it under services:'}`,
+        })
+      }
+      // Even the operator's feeds: the service's credentials must go exactly where the path says.
+      const pathProblem = feedPathProblem(feed.path)
+      if (pathProblem) {
+        issues.push({
+          path: ['agents', profileName, 'feeds', index, 'path'],
+          message: `${label}: path "${feed.path}" is refused: ${pathProblem}`,
         })
       }
       const first = feedIndexByName.get(feedName)

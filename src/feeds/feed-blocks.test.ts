@@ -7,7 +7,7 @@ const REFRESHED = new Date('2026-11-22T10:00:00.123Z')
 const WIDE = { perFeedBytes: 32 * 1024, totalBytes: 64 * 1024 }
 
 function feed(name: string, source = 'market-api'): ResolvedFeed {
-  return { name, source, path: `/${name}`, ttl: 60, url: `http://127.0.0.1:8080/${name}` }
+  return { name, source, path: `/${name}`, ttl: 60, url: `http://127.0.0.1:8080/${name}`, trust: 'operator' }
 }
 
 function fresh(name: string, content: string, extra: Partial<FeedResult> = {}): FeedResult {

@@ -46,7 +46,7 @@ function text(body: string, status = 200, type = 'text/markdown'): Handler {
 }
 
 function feedAt(base: string, path: string, ttl = 60, name = path.slice(1) || 'root'): ResolvedFeed {
-  return { name, source: 'market-api', path, ttl, url: base + path }
+  return { name, source: 'market-api', path, ttl, url: base + path, trust: 'operator' }
 }
 
 function fakeClock() {
@@ -369,5 +369,81 @@ describe('feed-fetcher', () => {
     )
     expect(rejected).toMatchObject({ status: 'unavailable', reason: 'HTTP 401 Unauthorized' })
     expect(JSON.stringify(rejected)).not.toContain('feed-secret-3')
+  })
+})
+
+// Issue 17 item 4: feeds as a confused deputy. The fetcher is the last gate before a service's credential
+// leaves the daemon: whatever manifest it is handed, a user's feed outside the service's userFeedPaths, a
+// refused feed, or an unsafe URL path is answered "unavailable" without a request or a credential lookup.
+describe('feed-fetcher path policy', () => {
+  it("never requests a user's feed outside userFeedPaths, even from a manifest that did not refuse it", async () => {
+    const server = await startFeedServer(text('secret export'))
+    const lookups: string[] = []
+    const fetcher = fetcherWith(fakeClock(), {
+      services: { 'market-api': { url: server.base, userFeedPaths: ['/api/v1'] } },
+      credentialFor: (service) => {
+        lookups.push(service)
+        return 'operator-bearer'
+      },
+    })
+    const planted: ResolvedFeed[] = [
+      { ...feedAt(server.base, '/admin/export?all=1'), trust: 'user' },
+      { ...feedAt(server.base, '/api/v1admin'), trust: 'user' },
+      { ...feedAt(server.base, '/api/v1/../../etc/passwd'), trust: 'user' },
+      { ...feedAt(server.base, '/api/v1/%2e%2e/x'), trust: 'user' },
+      { ...feedAt(server.base, '/api/v1/summary'), trust: 'user', refused: 'refused by the manifest' },
+      // Its URL points elsewhere than its service plus its path.
+      { ...feedAt(server.base, '/api/v1/ok'), trust: 'user', url: `${server.base}/admin` },
+      // A feed with no trust at all is treated as a user's.
+      { ...feedAt(server.base, '/admin'), trust: undefined as unknown as 'user' },
+    ]
+    const results = await fetcher.collect(planted, CONTEXT)
+    expect(results.map((result) => result.status)).toEqual(planted.map(() => 'unavailable'))
+    expect(results.every((result) => result.reason?.startsWith('refused: '))).toBe(true)
+    expect(server.requests).toHaveLength(0)
+    expect(lookups).toEqual([])
+  })
+
+  it("fetches a user's feed under userFeedPaths with the service's credential", async () => {
+    const server = await startFeedServer(text('summary'))
+    const fetcher = fetcherWith(fakeClock(), {
+      services: { 'market-api': { url: server.base, userFeedPaths: ['/api/v1'] } },
+      credentialFor: () => 'operator-bearer',
+    })
+    const result = await collectOne(fetcher, { ...feedAt(server.base, '/api/v1/summary'), trust: 'user' })
+    expect(result).toMatchObject({ status: 'fresh', content: 'summary' })
+    expect(server.requests.map((request) => [request.url, request.headers.authorization])).toEqual([
+      ['/api/v1/summary', 'Bearer operator-bearer'],
+    ])
+  })
+
+  it("does not follow a redirect for a user's feed", async () => {
+    const server = await startFeedServer((request, response) => {
+      if (request.url === '/api/v1/go') response.writeHead(302, { location: '/admin/export' }).end()
+      else response.end('admin data')
+    })
+    const fetcher = fetcherWith(fakeClock(), {
+      services: { 'market-api': { url: server.base, userFeedPaths: ['/api/v1'] } },
+      credentialFor: () => 'operator-bearer',
+    })
+    const result = await collectOne(fetcher, { ...feedAt(server.base, '/api/v1/go'), trust: 'user' })
+    expect(result).toMatchObject({ status: 'unavailable', content: '' })
+    expect(result.reason).toMatch(/redirects are not followed/)
+    expect(server.requests.map((request) => request.url)).toEqual(['/api/v1/go'])
+  })
+
+  it("refuses an unsafe path of the operator's own feed too", async () => {
+    const server = await startFeedServer(text('x'))
+    const fetcher = fetcherWith()
+    const results = await fetcher.collect(
+      [
+        feedAt(server.base, '/../../etc/passwd'),
+        feedAt(server.base, '/a//b'),
+        feedAt(server.base, '/%2E%2E/x'),
+      ],
+      CONTEXT,
+    )
+    expect(results.map((result) => result.status)).toEqual(['unavailable', 'unavailable', 'unavailable'])
+    expect(server.requests).toHaveLength(0)
   })
 })

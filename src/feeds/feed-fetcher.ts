@@ -4,8 +4,10 @@
 // not cost every request a timeout; one fetch per (agent, url) is in flight at a time, shared by callers.
 
 import type { ServiceConfig } from '../core/config.js'
+import { feedPathProblem } from '../core/feed-paths.js'
 import { splitFrontmatter } from './feed-frontmatter.js'
-import type { ResolvedFeed } from './feed-manifest.js'
+import { type ResolvedFeed, serviceBase } from './feed-manifest.js'
+import { feedPolicyProblem } from './feed-path-policy.js'
 
 export type FeedStatus = 'fresh' | 'stale' | 'unavailable'
 
@@ -47,7 +49,10 @@ export interface FeedFetcher {
 }
 
 export interface FeedFetcherOptions {
-  /** Kept for the composition root's symmetry with the manifest; URLs come resolved in each feed. */
+  /**
+   * hangar.yaml's services: the fetcher checks each feed's URL against its service and the path policy
+   * again before it sends a credential (a manifest is data; this is the last gate).
+   */
   services: Record<string, ServiceConfig>
   timeoutMs: number
   /** Bearer token of a service, resolved at fetch time (env var or vault); undefined when it has none. */
@@ -107,6 +112,8 @@ export function createFeedFetcher(options: FeedFetcherOptions): FeedFetcher {
   }
 
   async function resolve(feed: ResolvedFeed, context: FeedRequestContext): Promise<FeedResult> {
+    const refused = refusalOf(feed, options.services)
+    if (refused) return unavailable(feed, `refused: ${refused}`)
     const entry = entryFor(context.agent, feed.url)
     const isFresh = () => entry.value !== undefined && now() < entry.value.expiresAt
     const inBackoff = () => entry.failure !== undefined && now() < entry.failure.retryAt
@@ -147,6 +154,23 @@ export function createFeedFetcher(options: FeedFetcherOptions): FeedFetcher {
   }
 }
 
+/**
+ * Why the fetcher will not request this feed: the manifest refused it, its URL is not its service's URL
+ * plus its path, or the path policy refuses it (for a user's feed, also without a known service).
+ */
+function refusalOf(feed: ResolvedFeed, services: Record<string, ServiceConfig>): string | undefined {
+  if (feed.refused !== undefined) return feed.refused
+  const service = Object.hasOwn(services, feed.source) ? services[feed.source] : undefined
+  if (service && feed.url !== serviceBase(service.url) + feed.path)
+    return `its URL is not service "${feed.source}"'s URL followed by its path`
+  const policy = feedPolicyProblem(feed.path, feed.source, service, feed.trust)
+  if (policy) return policy
+  const requestPath = /^https?:\/\/[^/?#]+(\/.*)$/is.exec(feed.url)?.[1]
+  if (requestPath === undefined) return 'its URL is not an http(s) URL with a path'
+  const problem = feedPathProblem(requestPath)
+  return problem && `URL path "${requestPath}" is refused: ${problem}`
+}
+
 function served(feed: ResolvedFeed, value: CachedValue, status: 'fresh' | 'stale'): FeedResult {
   const result: FeedResult = {
     feed,
@@ -184,9 +208,14 @@ async function fetchFeed(
   const credential = await lookUpCredential(feed.source, options, signal)
   if (credential) headers.Authorization = `Bearer ${credential}`
   try {
-    const response = await fetch(feed.url, { headers, signal })
+    // A user's feed goes to its own path only: a redirect (an open one on the service) could lead the
+    // credential elsewhere on it.
+    const redirect = feed.trust === 'operator' ? 'follow' : 'manual'
+    const response = await fetch(feed.url, { headers, signal, redirect })
     if (!response.ok) {
       await response.body?.cancel().catch(() => {})
+      if (redirect === 'manual' && response.status >= 300 && response.status < 400)
+        throw new FeedFailure(`HTTP ${response.status}: redirects are not followed for a user's feed`)
       throw new FeedFailure(`HTTP ${response.status} ${response.statusText}`.trim())
     }
     const mediaType = (response.headers.get('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase()

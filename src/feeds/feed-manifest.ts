@@ -1,9 +1,11 @@
 // The resolved feed manifest of one agent profile: what `hangar feeds PROFILE` and
 // `GET /api/profiles/:name/feeds` show and what the proxy fetches. It is built from config alone, so it never
-// holds a credential: service tokens are resolved at fetch time.
+// holds a credential: service tokens are resolved at fetch time. A feed the path policy refuses stays in the
+// manifest with its reason (so its owner sees why) and is never fetched.
 
 import type { ProfileConfig, ServiceConfig } from '../core/config.js'
 import { deriveFeedName } from '../core/feed-names.js'
+import { feedPolicyProblem, type FeedTrust, substituteAgent } from './feed-path-policy.js'
 
 export interface ResolvedFeed {
   name: string
@@ -13,6 +15,10 @@ export interface ResolvedFeed {
   /** Seconds. */
   ttl: number
   url: string
+  /** Who declared it: `operator` (hangar.yaml) or `user` (a profile made in the UI or API). */
+  trust: FeedTrust
+  /** Why it is not fetched (see feed-path-policy); absent when it may be. */
+  refused?: string
 }
 
 /** Feeds in declaration order. A feed whose source is unknown is skipped (config validation rejects it). */
@@ -20,6 +26,7 @@ export function resolveFeedManifest(
   profile: string,
   config: ProfileConfig | undefined,
   services: Record<string, ServiceConfig>,
+  trust: FeedTrust,
 ): ResolvedFeed[] {
   const manifest: ResolvedFeed[] = []
   config?.feeds?.forEach((feed, index) => {
@@ -27,13 +34,23 @@ export function resolveFeedManifest(
     if (!service) return
     // The name comes from the path as declared, so it is the same for every profile sharing the feed.
     const name = deriveFeedName(feed, index)
-    const path = feed.path.replaceAll('{agent}', encodeURIComponent(profile))
-    manifest.push({ name, source: feed.source, path, ttl: feed.ttl, url: serviceBase(service.url) + path })
+    const path = substituteAgent(feed.path, profile)
+    const resolved: ResolvedFeed = {
+      name,
+      source: feed.source,
+      path,
+      ttl: feed.ttl,
+      url: serviceBase(service.url) + path,
+      trust,
+    }
+    const refused = feedPolicyProblem(path, feed.source, service, trust)
+    if (refused) resolved.refused = refused
+    manifest.push(resolved)
   })
   return manifest
 }
 
 /** The service URL without trailing slashes and without any `user:password@` (fetch refuses those anyway). */
-function serviceBase(url: string): string {
+export function serviceBase(url: string): string {
   return url.replace(/^(https?:\/\/)[^/?#@]*@/i, '$1').replace(/\/+$/, '')
 }

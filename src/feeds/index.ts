@@ -1,5 +1,12 @@
 // Context feeds: the per-agent manifest, fetching with a TTL cache, and formatting for injection.
 export { resolveFeedManifest, type ResolvedFeed } from './feed-manifest.js'
+export {
+  allowedText,
+  feedPolicyProblem,
+  type FeedRefusal,
+  type FeedTrust,
+  userProfileFeedRefusals,
+} from './feed-path-policy.js'
 export { splitFrontmatter } from './feed-frontmatter.js'
 export {
   createFeedFetcher,

@@ -115,13 +115,14 @@ export function createModelProxy(options: {
     let manifest = manifests.get(profile)
     if (manifest) return manifest
     if (config.agents[profile] || !userId || isAdapterId(profile)) {
-      manifest = resolveFeedManifest(profile, config.agents[profile], config.services)
+      manifest = resolveFeedManifest(profile, config.agents[profile], config.services, 'operator')
       manifests.set(profile, manifest)
       return manifest
     }
     const stored = await store.forUser(userId).profiles.get(profile)
     const parsed = ProfileSchema.safeParse(stored?.definition)
-    return parsed.success ? resolveFeedManifest(profile, parsed.data, config.services) : []
+    // Not the operator's: only paths under each service's userFeedPaths (feed-path-policy).
+    return parsed.success ? resolveFeedManifest(profile, parsed.data, config.services, 'user') : []
   }
 
   /** A profile by name: hangar.yaml's, else the user's own (read per request: it may change at any time). */

@@ -139,8 +139,11 @@ export function createRunService(options: {
       userId: string,
       runId: string,
       onDelivered?: (envelopes: EventEnvelope[]) => void,
-      /** Claim only while fewer than `max` runs of `agent` are active on any node. */
-      limit?: { agent: string; max: number },
+      /**
+       * Claim only while fewer than `max` runs of `agent` are active on any node (`perUser`: of this user;
+       * a profile made in the UI or API is its user's own).
+       */
+      limit?: { agent: string; max: number; perUser?: boolean },
     ): Promise<ActiveRun | undefined> {
       const run = await store
         .forUser(userId)

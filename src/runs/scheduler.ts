@@ -1,8 +1,10 @@
 // The run scheduler of a daemon: runs are submitted as `queued`, then claimed (oldest first) when their
 // dependencies have succeeded, their profile has a free slot (per-profile concurrency, default 1) and
-// the daemon is under its global limit; a claimed run is prepared and executed through its adapter (or
-// the built-in agent) and finalized. On start-up it marks the runs this node owned that were still going
-// as `interrupted` and reaps their process groups — never another live owner's.
+// the daemon is under its global limit. A hangar.yaml profile's slots are shared by every user; a profile
+// made in the UI or API is its user's own, so its concurrency counts that user's runs only. A claimed run
+// is prepared and executed through its adapter (or the built-in agent) and finalized. On start-up it
+// marks the runs this node owned that were still going as `interrupted` and reaps their process groups —
+// never another live owner's.
 import path from 'node:path'
 import type { DetectedAdapter } from '../adapters/detection.js'
 import { endpointForAdapter } from '../adapters/model-endpoint.js'
@@ -10,6 +12,7 @@ import type { AdapterRegistry } from '../adapters/registry.js'
 import { loadSkill } from '../adapters/skills.js'
 import { processAlive, reapProcessGroup, type Supervisor } from '../adapters/supervisor.js'
 import type { HangarConfig } from '../core/config.js'
+import { isAdapterId } from '../core/adapter-ids.js'
 import { AppError } from '../core/errors.js'
 import type { ModelProxy } from './model-proxy.js'
 import type { Logger } from '../core/logger.js'
@@ -18,7 +21,7 @@ import type { Store } from '../store/store.js'
 import type { SshTargets } from '../workspaces/ssh/ssh-targets.js'
 import type { BuiltinRunner } from './builtin-runs.js'
 import { executeCliRun } from './execute-cli-run.js'
-import { loadUserProfiles, resolveAgent } from './resolve-agent.js'
+import { loadUserProfiles, resolveAgent, type UserProfiles } from './resolve-agent.js'
 import type { ActiveRun, RunEnd, RunService } from './run-service.js'
 
 export interface SchedulerOptions {
@@ -41,9 +44,26 @@ export interface SchedulerOptions {
 
 const FAILED_DEPENDENCY = new Set(['failed', 'cancelled', 'interrupted'])
 
+/** The concurrency slot a run takes: its agent's, shared by all users or (`perUser`) its user's own. */
+interface Slot {
+  agent: string
+  max: number
+  perUser: boolean
+}
+
+/** hangar.yaml's profile, else the user's own (made in the UI or API), else a bare adapter id (limit 1). */
+function slotFor(run: Run, config: HangarConfig, userProfiles: UserProfiles): Slot {
+  const configured = config.agents[run.agent]
+  if (configured) return { agent: run.agent, max: configured.concurrency, perUser: false }
+  if (isAdapterId(run.agent)) return { agent: run.agent, max: 1, perUser: false }
+  return { agent: run.agent, max: userProfiles[run.agent]?.concurrency ?? 1, perUser: true }
+}
+
+const slotKey = (userId: string, slot: Slot) => (slot.perUser ? `${slot.agent}@${userId}` : slot.agent)
+
 export function createScheduler(options: SchedulerOptions) {
   const { store, runs, log } = options
-  const running = new Map<string, { agent: string; controller: AbortController; done: Promise<void> }>()
+  const running = new Map<string, { slot: string; controller: AbortController; done: Promise<void> }>()
   let scheduling: Promise<void> | undefined
   let again = false
   let stopped = false
@@ -163,6 +183,13 @@ export function createScheduler(options: SchedulerOptions) {
   async function scheduleOnce(): Promise<void> {
     const queued = await store.runQueue.queued(runs.owner.node)
     const statuses = await store.runQueue.statuses([...new Set(queued.flatMap((run) => run.dependsOn))])
+    // Users' own profiles, read once per pass (they may change between passes).
+    const profilesOf = new Map<string, Promise<UserProfiles>>()
+    const userProfiles = (userId: string) => {
+      let profiles = profilesOf.get(userId)
+      if (!profiles) profilesOf.set(userId, (profiles = loadUserProfiles(store, userId)))
+      return profiles
+    }
     for (const run of queued) {
       if (stopped || running.size >= options.config.server.maxConcurrentRuns) return
       // A dependency whose workspace finalize failed is not a failure yet: it holds this run until a
@@ -176,19 +203,20 @@ export function createScheduler(options: SchedulerOptions) {
         continue
       }
       if (!run.dependsOn.every((id) => statuses.get(id)?.status === 'succeeded')) continue
-      const limit = options.config.agents[run.agent]?.concurrency ?? 1
+      const slot = slotFor(run, options.config, await userProfiles(run.userId))
+      const key = slotKey(run.userId, slot)
       // Full here already: no need to ask the store. Otherwise the claim counts the agent's active runs on
       // every node sharing the store, so the limit holds across the cluster.
-      const busy = [...running.values()].filter((entry) => entry.agent === run.agent).length
-      if (busy >= limit) continue
-      const active = await runs.claim(run.userId, run.id, undefined, { agent: run.agent, max: limit })
+      const busy = [...running.values()].filter((entry) => entry.slot === key).length
+      if (busy >= slot.max) continue
+      const active = await runs.claim(run.userId, run.id, undefined, slot)
       if (!active) continue
       const controller = new AbortController()
       const done = execute(run.userId, active, controller.signal).finally(() => {
         running.delete(run.id)
         kick()
       })
-      running.set(run.id, { agent: run.agent, controller, done })
+      running.set(run.id, { slot: key, controller, done })
     }
   }
 

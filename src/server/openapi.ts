@@ -282,7 +282,8 @@ const OPERATIONS: Operation[] = [
   {
     method: 'post',
     path: '/api/profiles',
-    summary: 'Create a profile (same schema as hangar.yaml agents.<name>)',
+    summary:
+      "Create a profile (same schema as hangar.yaml agents.<name>); 400 if a feed's path is not under its service's userFeedPaths",
   },
   { method: 'get', path: '/api/profiles/{name}', summary: 'One profile' },
   { method: 'put', path: '/api/profiles/{name}', summary: 'Create or replace a profile of the caller' },

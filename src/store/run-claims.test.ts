@@ -56,6 +56,36 @@ describe.each(STORE_ENGINES)('run claims ($name)', (engine) => {
     expect(await runs.claimQueued(next.id, { node: 'b', pid: 1, bootId: 'b' }, limit)).toBeUndefined()
   })
 
+  // Issue 17 item 11: a profile made in the UI or API belongs to its user, so its concurrency counts that
+  // user's runs only; another user's profile of the same name neither takes nor frees its slots.
+  it("counts only the claiming user's runs of the agent for a per-user limit, under races", async () => {
+    const alice = await store.users.create({ name: 'alice', role: 'member' })
+    const bob = await store.users.create({ name: 'bob', role: 'member' })
+    const create = (userId: string) =>
+      store.forUser(userId).runs.create({ agent: 'helper', adapter: 'builtin', prompt: 'p', cwd: '/w' })
+    const queued = [
+      ...(await Promise.all([1, 2, 3, 4].map(() => create(alice.id)))).map((run) => ({ run, user: alice })),
+      ...(await Promise.all([1, 2, 3].map(() => create(bob.id)))).map((run) => ({ run, user: bob })),
+    ]
+    const limit = { agent: 'helper', max: 2, perUser: true }
+    const attempts = ['a', 'b'].flatMap((node) =>
+      queued.map(({ run, user }) =>
+        store.forUser(user.id).runs.claimQueued(run.id, { node, pid: 1, bootId: node }, limit),
+      ),
+    )
+    const won = (await Promise.all(attempts)).filter((run) => run !== undefined)
+    const owners = won.map((run) => queued.find((entry) => entry.run.id === run.id)!.user.name)
+    expect(owners.filter((name) => name === 'alice')).toHaveLength(2)
+    expect(owners.filter((name) => name === 'bob')).toHaveLength(2)
+    // A shared limit (hangar.yaml's profiles, bare adapters) still counts every user's runs.
+    const third = queued.find(({ run, user }) => user === bob && !won.some((taken) => taken.id === run.id))!
+    expect(
+      await store
+        .forUser(bob.id)
+        .runs.claimQueued(third.run.id, { node: 'a', pid: 1, bootId: 'a' }, { agent: 'helper', max: 4 }),
+    ).toBeUndefined()
+  })
+
   it('offers a node only the queued runs pinned to it or to no node', async () => {
     const user = await store.users.create({ name: 'owner', role: 'owner' })
     const runs = store.forUser(user.id).runs

@@ -163,6 +163,7 @@ describe('feeds through the proxy with real CLIs', () => {
         path: '/alerts/coder',
         ttl: 60,
         url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/alerts\/coder$/),
+        trust: 'operator',
       },
     ])
     const unknown = await runHangar(['feeds', 'nobody'], { env, cwd: project })

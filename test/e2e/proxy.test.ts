@@ -96,7 +96,7 @@ describe('LLM proxy', () => {
     const config = parseConfig(
       [
         'services:',
-        `  market: { url: "${feed.url}" }`,
+        `  market: { url: "${feed.url}", userFeedPaths: [/api/prices] }`,
         'agents:',
         '  reviewer:',
         '    adapter: claude-code',
@@ -221,7 +221,7 @@ describe('LLM proxy', () => {
   })
 
   // A profile made in the UI or API is checked like hangar.yaml's; its feeds used to be ignored by the
-  // proxy, which read only hangar.yaml's.
+  // proxy, which read only hangar.yaml's. (Its paths must be under the service's userFeedPaths.)
   it('injects the feeds of a profile the user made, read at request time', async () => {
     await runtime.store.forUser(runtime.owner.id).profiles.put('watcher', {
       adapter: 'claude-code',

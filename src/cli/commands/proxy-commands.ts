@@ -58,9 +58,11 @@ export function registerProxyCommands(program: Command, io: CliIo, globals: () =
             feed.source,
             `${feed.ttl}s`,
             feed.url,
-            feed.state
-              ? `${feed.state.status}${feed.state.lastSuccessAt ? ` ${feed.state.lastSuccessAt}` : ''}${feed.state.reason ? ` (${feed.state.reason})` : ''}`
-              : '-',
+            feed.refused
+              ? `refused: ${feed.refused}`
+              : feed.state
+                ? `${feed.state.status}${feed.state.lastSuccessAt ? ` ${feed.state.lastSuccessAt}` : ''}${feed.state.reason ? ` (${feed.state.reason})` : ''}`
+                : '-',
           ]),
         ),
       )

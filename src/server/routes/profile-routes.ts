@@ -4,8 +4,9 @@
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import { isAdapterId } from '../../core/adapter-ids.js'
-import { ProfileSchema } from '../../core/config.js'
+import { type ProfileConfig, ProfileSchema } from '../../core/config.js'
 import { AppError } from '../../core/errors.js'
+import { allowedText, userProfileFeedRefusals } from '../../feeds/index.js'
 import type { RuntimeServices, ServerDeps } from '../app.js'
 import type { AppVariables } from '../auth-middleware.js'
 import { readJsonBody } from '../request-body.js'
@@ -30,6 +31,31 @@ export function registerProfileRoutes(
     }
   }
 
+  /**
+   * A user's profile may not point a feed at any path of the operator's services (their credentials go
+   * with it): one 400 naming the first refused feed and the service's allowed prefixes, every refusal in
+   * details.
+   */
+  function checkFeeds(name: string, definition: ProfileConfig): void {
+    const refusals = userProfileFeedRefusals(name, definition, runtime.config.services)
+    const first = refusals[0]
+    if (!first) return
+    const more = refusals.length > 1 ? ` (and ${refusals.length - 1} more refused)` : ''
+    // A path refused for its shape (`..`, `%2e`) does not say yet what would be allowed: the hint does.
+    const allowed =
+      first.outsideAllowList || !Object.hasOwn(runtime.config.services, first.source)
+        ? ''
+        : `service "${first.source}": ${allowedText(first.source, first.allowedPrefixes)}; `
+    throw new AppError(
+      'invalid_request',
+      `feed "${first.name}" (#${first.index + 1}) of profile "${name}": ${first.reason}${more}`,
+      {
+        hint: `${allowed}ask the operator to declare the feed in hangar.yaml for any other path`,
+        details: { feeds: refusals },
+      },
+    )
+  }
+
   app.get('/api/profiles', async (context) => {
     const stored = await store.forUser(context.get('principal').user.id).profiles.list()
     return context.json([
@@ -50,6 +76,7 @@ export function registerProfileRoutes(
   app.post('/api/profiles', async (context) => {
     const body = await readJsonBody(context, createSchema)
     checkName(body.name)
+    checkFeeds(body.name, body.definition)
     const profiles = store.forUser(context.get('principal').user.id).profiles
     if (await profiles.get(body.name))
       throw new AppError('conflict', `profile "${body.name}" exists`, { hint: 'PUT to change it' })
@@ -72,6 +99,7 @@ export function registerProfileRoutes(
       throw new AppError('invalid_request', `"${name}" is not a profile name`)
     checkName(name)
     const definition = await readJsonBody(context, ProfileSchema)
+    checkFeeds(name, definition)
     const saved = await store.forUser(context.get('principal').user.id).profiles.put(name, definition)
     return context.json({ name, source: 'user', definition: saved.definition })
   })

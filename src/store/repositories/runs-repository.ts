@@ -160,16 +160,18 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
      * status check is in the UPDATE). With `limit`, only while fewer than `max` runs of that agent are active
      * anywhere: on PostgreSQL the claims of one agent are serialized by an advisory lock and the run row is
      * taken with FOR UPDATE SKIP LOCKED (a node never waits on a row another node is claiming). Undefined
-     * when it was not queued any more, or the agent has no free slot.
+     * when it was not queued any more, or the agent has no free slot. `perUser`: count only this user's
+     * runs of the agent (a profile made in the UI or API is its user's own; hangar.yaml's are shared).
      */
     async claimQueued(
       id: string,
       owner: { node: string; pid: number; bootId: string },
-      limit?: { agent: string; max: number },
+      limit?: { agent: string; max: number; perUser?: boolean },
     ): Promise<Run | undefined> {
       const claim = async (tx: typeof db): Promise<Run | undefined> => {
         if (limit && context.engine === 'postgres') {
-          await sql`select pg_advisory_xact_lock(hashtext(${`hangar.agent.${limit.agent}`}))`.execute(tx)
+          const slot = limit.perUser ? `hangar.agent.${limit.agent}@${userId}` : `hangar.agent.${limit.agent}`
+          await sql`select pg_advisory_xact_lock(hashtext(${slot}))`.execute(tx)
           const free = await tx
             .selectFrom('runs')
             .select('id')
@@ -181,13 +183,14 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
           if (!free) return undefined
         }
         if (limit) {
-          const active = await tx
+          let active = tx
             .selectFrom('runs')
             .select((eb) => eb.fn.countAll<number>().as('count'))
             .where('agent', '=', limit.agent)
             .where('status', 'in', ['preparing', 'running', 'finalizing'])
-            .executeTakeFirstOrThrow()
-          if (toCount(active.count) >= limit.max) return undefined
+          if (limit.perUser) active = active.where('user_id', '=', userId)
+          const counted = await active.executeTakeFirstOrThrow()
+          if (toCount(counted.count) >= limit.max) return undefined
         }
         const row = await tx
           .updateTable('runs')

@@ -73,6 +73,8 @@ export interface FeedState {
   path: string
   ttl: number
   url: string
+  /** Why the proxy never fetches it (a path outside what the service allows this profile). */
+  refused?: string
   state: {
     status: 'fresh' | 'stale' | 'unavailable' | 'never' | string
     lastSuccessAt?: string

@@ -59,6 +59,7 @@ export function FeedSettingsSection() {
                       <span className="small muted">{formatWhen(feed.state.lastSuccessAt)}</span>
                     )}
                     {feed.state.reason && <div className="small bad">{feed.state.reason}</div>}
+                    {feed.refused && <div className="small bad">refused: {feed.refused}</div>}
                   </td>
                 </tr>
               ))}
