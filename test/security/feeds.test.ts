@@ -7,7 +7,7 @@
 // the mock model records what the agent's model would have seen.
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { rm } from 'node:fs/promises'
+import { mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/core/config.js'
@@ -53,7 +53,8 @@ describe('feeds of profiles made in the UI or API', () => {
     mock = await startMockModelServer()
     runtime = await createRuntime({
       dataDir: path.join(root, 'data'),
-      projectDir: root,
+      // The data dir is never inside the project (a run there could read its keys).
+      projectDir: await mkdirProject(root),
       config: parseConfig(
         [
           'services:',
@@ -227,3 +228,9 @@ describe('feeds of profiles made in the UI or API', () => {
     )
   })
 })
+
+async function mkdirProject(root: string): Promise<string> {
+  const project = path.join(root, 'project')
+  await mkdir(project, { recursive: true })
+  return project
+}

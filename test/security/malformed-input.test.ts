@@ -2,7 +2,7 @@
 // with its real JSON log lines. Invalid UTF-8 in a JSON body was accepted with U+FFFD in its place; MCP
 // `initialize` with bad params answered -32603 with a zod dump; an empty MCP batch got 202; a client that
 // aborted a large upload was logged as a 500 with a stack.
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
@@ -50,7 +50,8 @@ describe('malformed input (issue 17 item 11)', () => {
     runtime = await createRuntime({
       dataDir: path.join(root, 'data'),
       config: parseConfig(''),
-      projectDir: root,
+      // The data dir is never inside the project (a run there could read its keys).
+      projectDir: await mkdirProject(root),
       env: {},
       logLevel: 'info',
       logDestination: logs,
@@ -184,3 +185,9 @@ describe('malformed input (issue 17 item 11)', () => {
     },
   )
 })
+
+async function mkdirProject(root: string): Promise<string> {
+  const project = path.join(root, 'project')
+  await mkdir(project, { recursive: true })
+  return project
+}

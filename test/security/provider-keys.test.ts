@@ -66,7 +66,7 @@ describe('provider keys (issue 17 items 3 and 11)', () => {
     const projectDir = path.join(root, name)
     await mkdir(projectDir, { recursive: true })
     const runtime = await createRuntime({
-      dataDir: path.join(projectDir, '.data'),
+      dataDir: path.join(root, `${name}-data`),
       config: parseConfig(yaml.join('\n')),
       projectDir,
       env: {
