@@ -225,6 +225,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       clock,
       defaultWorkspace: options.projectDir,
       nodeId: info.nodeId,
+      owner: runs.owner,
     })
     const builtin = createBuiltinRunner({
       store,
@@ -278,6 +279,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const heartbeat = createNodeHeartbeat({
       store,
       runs,
+      actions,
       node: { id: info.nodeId, bootId: info.bootId, version: info.version, startedAt: info.startedAt },
       heartbeatMs: options.config.server.heartbeatMs,
       leaseMs: options.config.server.leaseMs,

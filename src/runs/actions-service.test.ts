@@ -8,7 +8,15 @@ import { createToolRegistry } from '../agent/tools/tool-registry.js'
 import type { Proposal, WriteTool } from '../agent/tools/types.js'
 import { createWorkspaceTools } from '../agent/tools/workspace-tools.js'
 import type { User } from '../store/repositories/users-repository.js'
-import { type ActionsService, createActionsService, PROPOSAL_TTL_MS } from './actions-service.js'
+import {
+  type ActionsService,
+  createActionsService,
+  type Decider,
+  PROPOSAL_TTL_MS,
+} from './actions-service.js'
+
+/** The CLI with the store opened directly: the owner in person. */
+const local = (user: User): Decider => ({ via: 'local', user })
 
 describe.each(STORE_ENGINES)('actions-service ($name)', (engine) => {
   let testStore: TestStore
@@ -76,7 +84,7 @@ describe.each(STORE_ENGINES)('actions-service ($name)', (engine) => {
   it('applies once under concurrent confirms, with one audit row and one tool result', async () => {
     const id = await propose()
     const results = await Promise.allSettled(
-      Array.from({ length: 5 }, () => actions.decide(owner.id, id, { kind: 'confirm' }, 'test')),
+      Array.from({ length: 5 }, () => actions.decide(local(owner), id, { kind: 'confirm' })),
     )
     const fulfilled = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []))
     expect(fulfilled.filter((result) => !result.replayed)).toHaveLength(1)
@@ -89,14 +97,14 @@ describe.each(STORE_ENGINES)('actions-service ($name)', (engine) => {
 
   it('rejects with the reason in the tool result, and refuses a different decision afterwards', async () => {
     const id = await propose()
-    const result = await actions.decide(owner.id, id, { kind: 'reject', reason: 'wrong file' }, 'test')
+    const result = await actions.decide(local(owner), id, { kind: 'reject', reason: 'wrong file' })
     expect(result.action.status).toBe('rejected')
     expect((await toolMessages())[0]?.message).toMatchObject({
       isError: true,
       content: expect.stringContaining('wrong file'),
     })
-    expect((await actions.decide(owner.id, id, { kind: 'reject' }, 'test')).replayed).toBe(true)
-    await expect(actions.decide(owner.id, id, { kind: 'confirm' }, 'test')).rejects.toMatchObject({
+    expect((await actions.decide(local(owner), id, { kind: 'reject' })).replayed).toBe(true)
+    await expect(actions.decide(local(owner), id, { kind: 'confirm' })).rejects.toMatchObject({
       code: 'conflict',
     })
   })
@@ -104,7 +112,7 @@ describe.each(STORE_ENGINES)('actions-service ($name)', (engine) => {
   it('turns a stale target into a conflict and tells the model to re-read', async () => {
     const id = await propose()
     await writeFile(path.join(workspace, 'a.txt'), 'someone else\n')
-    const result = await actions.decide(owner.id, id, { kind: 'confirm' }, 'test')
+    const result = await actions.decide(local(owner), id, { kind: 'confirm' })
     expect(result.action.status).toBe('conflict')
     expect(await readFile(path.join(workspace, 'a.txt'), 'utf8')).toBe('someone else\n')
     expect((await toolMessages())[0]?.message).toMatchObject({
@@ -117,7 +125,7 @@ describe.each(STORE_ENGINES)('actions-service ($name)', (engine) => {
     const id = await propose()
     now = new Date(now.getTime() + PROPOSAL_TTL_MS + 1000)
     expect((await testStore.store.forUser(owner.id).actions.get(id))?.status).toBe('pending')
-    await expect(actions.decide(owner.id, id, { kind: 'confirm' }, 'test')).rejects.toMatchObject({
+    await expect(actions.decide(local(owner), id, { kind: 'confirm' })).rejects.toMatchObject({
       code: 'conflict',
       details: { status: 'expired' },
     })
@@ -128,7 +136,7 @@ describe.each(STORE_ENGINES)('actions-service ($name)', (engine) => {
 
   it("answers 404 for another user's action and leaves it pending", async () => {
     const id = await propose()
-    await expect(actions.decide(other.id, id, { kind: 'confirm' }, 'test')).rejects.toMatchObject({
+    await expect(actions.decide(local(other), id, { kind: 'confirm' })).rejects.toMatchObject({
       code: 'not_found',
     })
     expect((await testStore.store.forUser(owner.id).actions.get(id))?.status).toBe('pending')
@@ -145,6 +153,6 @@ describe.each(STORE_ENGINES)('actions-service ($name)', (engine) => {
   it('counts what is left of a run after one of two proposals is decided', async () => {
     const first = await propose('a.txt', 'call_1')
     await propose('b.txt', 'call_2')
-    expect((await actions.decide(owner.id, first, { kind: 'confirm' }, 'test')).remaining).toBe(1)
+    expect((await actions.decide(local(owner), first, { kind: 'confirm' })).remaining).toBe(1)
   })
 })
