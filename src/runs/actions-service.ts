@@ -46,6 +46,23 @@ function describeOutcome(status: ActionStatus): string {
   return status === 'applied' ? 'applied' : status === 'conflict' ? 'not applied (conflict)' : status
 }
 
+/**
+ * PostgreSQL: two proposals of one conversation settled at once may pick the same message seq (a unique
+ * violation) or deadlock; the loser's transaction rolled back whole, so it is safe to run it again.
+ */
+const RETRYABLE_PG_CODES = new Set(['23505', '40001', '40P01'])
+
+async function settleRetrying<T>(store: Store, work: (repositories: Repositories) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await store.transaction(work)
+    } catch (error) {
+      const code = (error as { code?: unknown }).code
+      if (attempt >= 8 || typeof code !== 'string' || !RETRYABLE_PG_CODES.has(code)) throw error
+    }
+  }
+}
+
 function wasInterrupted(action: PendingAction): boolean {
   return action.status === 'failed' && (action.result as { reason?: unknown } | null)?.reason === INTERRUPTED
 }
@@ -201,7 +218,7 @@ export function createActionsService(options: ActionsServiceOptions) {
         }
       }
     }
-    await store.transaction(async (repositories) => {
+    await settleRetrying(store, async (repositories) => {
       const scope = repositories.forUser(userId)
       const settled = await scope.actions.settle(action.id, {
         status: status as Exclude<ActionStatus, 'pending'>,
@@ -265,9 +282,23 @@ export function createActionsService(options: ActionsServiceOptions) {
       return (await scope.get(action.id))!
     }
     const deadline = Date.now() + APPLYING_WAIT_MS
+    let seenUnsettled = false
     for (;;) {
       const claim = await scope.applyingClaim(action.id)
       if (!claim) return (await scope.get(action.id))!
+      // This process applied it and could not record the outcome: a restart's recovery will fail it.
+      // (Seen twice: the first time, the winner may not have registered its apply yet.)
+      const unsettledHere = claim.bootId === owner.bootId && !inFlight.has(action.id)
+      if (unsettledHere && seenUnsettled) {
+        throw new AppError(
+          'conflict',
+          `action ${action.id} was applied but its outcome could not be stored`,
+          {
+            hint: 'check the workspace; the daemon marks it failed when it restarts',
+            details: { status: 'applying' },
+          },
+        )
+      }
       if (recovery.orphaned(claim)) {
         await recovery.interrupt(userId, action, claim)
         return (await scope.get(action.id))!
@@ -279,6 +310,9 @@ export function createActionsService(options: ActionsServiceOptions) {
           details: { status: 'applying' },
         })
       }
+      const again = inFlight.get(action.id)
+      if (again) await again.catch(() => {})
+      seenUnsettled = unsettledHere
       await new Promise((resolve) => setTimeout(resolve, APPLYING_POLL_MS))
     }
   }

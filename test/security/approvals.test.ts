@@ -354,11 +354,19 @@ describe('approvals: a daemon killed during an approved command (issue 17 item 8
       arguments: { command: waitingCommand(root), timeout_seconds: 600 },
     })
     const texts = (proposed.content as { type: string; text?: string }[]).map((block) => block.text ?? '')
-    const actionId = (JSON.parse(texts.at(-1)!) as { actionId: string }).actionId
+    const actionId = (JSON.parse(texts.at(-1)!) as { proposal: { actionId: string } }).proposal.actionId
     await client.close()
 
-    const confirming = request('POST', `/api/actions/${actionId}/confirm`, pat).catch(() => null)
-    await waitFor(() => existsSync(path.join(root, 'started.log')), 'the command to start')
+    let confirmAnswer: unknown = 'no answer'
+    const confirming = request('POST', `/api/actions/${actionId}/confirm`, pat).then(
+      (answer) => (confirmAnswer = answer),
+      (error: unknown) => (confirmAnswer = String(error)),
+    )
+    await waitFor(
+      () => existsSync(path.join(root, 'started.log')) || confirmAnswer !== 'no answer',
+      'the command to start',
+    )
+    expect(confirmAnswer, JSON.stringify({ texts, confirmAnswer })).toBe('no answer')
     commandGroup = Number((await readFile(path.join(root, 'command.pid'), 'utf8')).trim())
     daemon.child.kill('SIGKILL')
     await daemon.stop()
