@@ -201,6 +201,26 @@ describe('approvals: the approve scope (issue 17 item 2)', () => {
     ).toMatchObject({ actor: `user:${opened.runtime.owner.id}` })
   })
 
+  it('refuses an api-only PAT a profile that auto-approves (deciding in advance)', async () => {
+    const api = await opened.token(['api'])
+    const approve = await opened.token(['approve'])
+    const definition = { adapter: 'builtin', autoApprove: ['destructive_update'] }
+    const refused = await opened.api<{ error: { code: string; message: string } }>(
+      'POST',
+      '/api/profiles',
+      api.token,
+      { name: 'yes-man', definition },
+    )
+    expect(refused.status).toBe(403)
+    expect(refused.json.error.message).toContain('--scope approve')
+    const plain = await opened.api('PUT', '/api/profiles/plain', api.token, { adapter: 'builtin' })
+    expect(plain.status).toBe(200)
+    const widened = await opened.api('PUT', '/api/profiles/plain', api.token, definition)
+    expect(widened.status).toBe(403)
+    const allowed = await opened.api('POST', '/api/profiles', approve.token, { name: 'yes-man', definition })
+    expect(allowed.status).toBe(201)
+  })
+
   it("answers 404 to another user's session and leaves the action pending", async () => {
     const id = await opened.proposeCommand('echo mine')
     const member = await opened.runtime.store.users.create({ name: 'member', role: 'member' })
