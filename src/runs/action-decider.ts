@@ -11,7 +11,7 @@ import type { User } from '../store/repositories/users-repository.js'
 export type Decider = Principal | { via: 'local'; user: User }
 
 export const APPROVE_SCOPE_HINT =
-  'create a token that may with: hangar token create --name NAME --scope approve; or decide in the web UI or with hangar actions confirm|reject ID'
+  'create one with: hangar token create --name NAME --scope approve; or decide in the web UI or with hangar actions confirm|reject ID'
 
 /** Throws `forbidden` unless this decider may confirm or reject proposals. */
 export function assertMayDecide(decider: Decider): void {
