@@ -274,6 +274,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       clock,
       defaultWorkspace: (userId) => workspacePolicy.proposalWorkspace(userId),
       nodeId: info.nodeId,
+      owner: runs.owner,
     })
     const builtin = createBuiltinRunner({
       store,
@@ -327,6 +328,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const heartbeat = createNodeHeartbeat({
       store,
       runs,
+      actions,
       node: { id: info.nodeId, bootId: info.bootId, version: info.version, startedAt: info.startedAt },
       heartbeatMs: options.config.server.heartbeatMs,
       leaseMs: options.config.server.leaseMs,

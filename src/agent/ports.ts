@@ -22,8 +22,8 @@ export interface ProposalDesk {
     proposal: Proposal,
   ): Promise<ParkedProposal>
   /**
-   * Applies an auto-approved write at once: the change, its audit row and its tool message together.
-   * Returns the tool message content that was appended.
+   * Applies an auto-approved write at once, as a confirmation does: claimed, applied outside any store
+   * transaction, then settled with its audit row and tool message. Returns the tool message content.
    */
   applyNow(
     call: { toolCallId: string; tool: string; input: unknown },

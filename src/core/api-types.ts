@@ -62,8 +62,9 @@ export interface Conversation {
   updatedAt: string
 }
 
+/** `applying`: confirmed and being applied now (a command may run for minutes); then one of the others. */
 export type ActionStatus =
-  'pending' | 'applied' | 'rejected' | 'expired' | 'conflict' | 'failed' | 'superseded'
+  'pending' | 'applying' | 'applied' | 'rejected' | 'expired' | 'conflict' | 'failed' | 'superseded'
 
 export interface PendingAction {
   id: string

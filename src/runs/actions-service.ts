@@ -1,8 +1,14 @@
-// Deciding proposals (pending actions). A decision claims the action with a conditional UPDATE — one
-// winner under races — and, in the same transaction, applies it, writes its audit row and appends the
-// tool result the model will read. Repeating a decision returns the stored outcome; a different decision
-// on a decided action is a conflict. Reading never changes an action, not even an expired one.
-import { createHash } from 'node:crypto'
+// Deciding proposals (pending actions). Who may decide is checked here, for every path (action-decider).
+// A rejection is one conditional UPDATE with its tool result and audit row in one transaction. A
+// confirmation is three steps, so a long command never holds the store: claim (a conditional UPDATE
+// pending → applying, committed, naming this process — one winner under races), apply outside any
+// transaction (a command's process group is recorded before it starts), settle (outcome, tool result,
+// audit row) in one short transaction. A crash in between leaves the action `applying`: start-up recovery
+// kills the recorded group and fails it as interrupted — it never becomes pending or runs again.
+// Repeating a decision returns the stored outcome; a different decision on a decided action is a
+// conflict. Reading never changes an action, not even an expired one.
+import { createHash, randomUUID } from 'node:crypto'
+import os from 'node:os'
 import { ToolConflict, type Proposal } from '../agent/tools/types.js'
 import type { ToolRegistry } from '../agent/tools/tool-registry.js'
 import type { ProposalDesk } from '../agent/ports.js'
@@ -11,8 +17,12 @@ import { type Clock, systemClock } from '../core/ids.js'
 import type { ActionStatus, PendingAction } from '../store/repositories/actions-repository.js'
 import type { Run } from '../store/repositories/runs-repository.js'
 import type { Repositories, Store } from '../store/store.js'
-import type { RunService } from './run-service.js'
+import { assertMayDecide, type Decider, deciderActor } from './action-decider.js'
+import { createActionRecovery, INTERRUPTED } from './action-recovery.js'
+import type { RunOwner, RunService } from './run-service.js'
 import type { Scheduler } from './scheduler.js'
+
+export type { Decider } from './action-decider.js'
 
 export const PROPOSAL_TTL_MS = 24 * 60 * 60 * 1000
 
@@ -27,9 +37,34 @@ export interface DecisionResult {
 }
 
 const CONFIRMED: readonly ActionStatus[] = ['applied', 'conflict', 'failed']
+/** How often a second confirm looks whether another process finished applying the action. */
+const APPLYING_POLL_MS = 100
+/** The longest a second confirm waits for another process's apply (a command's own limit is 600 s). */
+const APPLYING_WAIT_MS = 12 * 60 * 1000
 
 function describeOutcome(status: ActionStatus): string {
   return status === 'applied' ? 'applied' : status === 'conflict' ? 'not applied (conflict)' : status
+}
+
+/**
+ * PostgreSQL: two proposals of one conversation settled at once may pick the same message seq (a unique
+ * violation) or deadlock; the loser's transaction rolled back whole, so it is safe to run it again.
+ */
+const RETRYABLE_PG_CODES = new Set(['23505', '40001', '40P01'])
+
+async function settleRetrying<T>(store: Store, work: (repositories: Repositories) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await store.transaction(work)
+    } catch (error) {
+      const code = (error as { code?: unknown }).code
+      if (attempt >= 8 || typeof code !== 'string' || !RETRYABLE_PG_CODES.has(code)) throw error
+    }
+  }
+}
+
+function wasInterrupted(action: PendingAction): boolean {
+  return action.status === 'failed' && (action.result as { reason?: unknown } | null)?.reason === INTERRUPTED
 }
 
 /** Where a proposal came from: a run of the built-in agent (chat), or an MCP client with no run. */
@@ -53,11 +88,20 @@ export interface ActionsServiceOptions {
    * reach (several daemons on one PostgreSQL). Without it every workspace counts as local.
    */
   nodeId?: string
+  /** This process, named in the claim of an action it applies (default: this host, pid and a boot id). */
+  owner?: RunOwner
 }
 
 export function createActionsService(options: ActionsServiceOptions) {
   const { store, tools } = options
   const clock = options.clock ?? systemClock
+  const owner: RunOwner = options.owner ?? {
+    node: options.nodeId ?? os.hostname(),
+    pid: process.pid,
+    bootId: randomUUID(),
+  }
+  /** Applies under way in this process: a second confirm here waits for its outcome. */
+  const inFlight = new Map<string, Promise<unknown>>()
 
   /** A write lands in its run's workspace: on another node's disk, this node cannot apply it. */
   async function assertAppliesHere(userId: string, action: PendingAction): Promise<void> {
@@ -132,9 +176,11 @@ export function createActionsService(options: ActionsServiceOptions) {
       )
   }
 
-  /** Applies an action this caller has claimed as `applied`; settles it as conflict or failed otherwise. */
+  /**
+   * Applies an action this process claimed as `applying`, outside any transaction, then settles it —
+   * outcome, tool result and audit row in one short transaction.
+   */
   async function applyClaimed(
-    repositories: Repositories,
     userId: string,
     action: PendingAction,
     actor: string,
@@ -158,7 +204,14 @@ export function createActionsService(options: ActionsServiceOptions) {
       try {
         const output = await tool.apply(
           action.input,
-          { workspace: await workspaceOf(repositories, userId, action, fallbackWorkspace) },
+          {
+            workspace: await workspaceOf(store, userId, action, fallbackWorkspace),
+            // Recorded (committed) before the command may start, for recovery after a crash.
+            beforeCommandStarts: async (pgid) => {
+              if (!(await store.forUser(userId).actions.recordProcess(action.id, pgid)))
+                throw new Error(`action ${action.id} is no longer being applied`)
+            },
+          },
           proposal,
         )
         content = output.content
@@ -174,22 +227,104 @@ export function createActionsService(options: ActionsServiceOptions) {
         }
       }
     }
-    const scope = repositories.forUser(userId)
-    await scope.actions.settle(action.id, { status, result: { content, isError } })
-    await appendToolResult(repositories, userId, action, content, isError)
-    await scope.audit.append({
-      actor,
-      action: 'action.apply',
-      targetType: 'pending_action',
-      targetId: action.id,
-      details: {
-        tool: action.tool,
-        summary: action.summary,
-        classification: action.classification,
-        outcome: status,
-      },
+    await settleRetrying(store, async (repositories) => {
+      const scope = repositories.forUser(userId)
+      const settled = await scope.actions.settle(action.id, {
+        status: status as Exclude<ActionStatus, 'pending'>,
+        result: { content, isError },
+        from: 'applying',
+      })
+      // Recovery took this process for dead and failed it meanwhile: its record stands.
+      if (!settled) return
+      await appendToolResult(repositories, userId, action, content, isError)
+      await scope.audit.append({
+        actor,
+        action: 'action.apply',
+        targetType: 'pending_action',
+        targetId: action.id,
+        details: {
+          tool: action.tool,
+          summary: action.summary,
+          classification: action.classification,
+          outcome: status,
+        },
+      })
     })
     return { status, content, isError }
+  }
+
+  /** Claims a pending action as `applying` by this process (committed), then applies and settles it. */
+  async function claimAndApply(
+    userId: string,
+    actionId: string,
+    actor: string,
+    reason: string | null = null,
+    fallbackWorkspace?: string,
+  ): Promise<{ status: ActionStatus; content: string; isError: boolean } | undefined> {
+    const claimed = await store.forUser(userId).actions.claim(actionId, {
+      status: 'applying',
+      reason,
+      decidedBy: actor,
+      applier: owner,
+    })
+    if (!claimed) return undefined
+    const applying = applyClaimed(userId, claimed, actor, fallbackWorkspace)
+    inFlight.set(actionId, applying)
+    try {
+      return await applying
+    } finally {
+      inFlight.delete(actionId)
+    }
+  }
+
+  const recovery = createActionRecovery({ store, owner, appendToolResult })
+
+  /**
+   * An action another confirm is applying: waits for its outcome. In this process, on its promise;
+   * elsewhere, by looking at the store — and if the process applying it is provably dead (this host,
+   * another boot, pid gone), this confirm does what start-up recovery would: kill and fail it.
+   */
+  async function untilApplied(userId: string, action: PendingAction): Promise<PendingAction> {
+    const scope = store.forUser(userId).actions
+    const local = inFlight.get(action.id)
+    if (local) {
+      await local.catch(() => {})
+      return (await scope.get(action.id))!
+    }
+    const deadline = Date.now() + APPLYING_WAIT_MS
+    let seenUnsettled = false
+    for (;;) {
+      const claim = await scope.applyingClaim(action.id)
+      if (!claim) return (await scope.get(action.id))!
+      // This process applied it and could not record the outcome: a restart's recovery will fail it.
+      // (Seen twice: the first time, the winner may not have registered its apply yet.)
+      const unsettledHere = claim.bootId === owner.bootId && !inFlight.has(action.id)
+      if (unsettledHere && seenUnsettled) {
+        throw new AppError(
+          'conflict',
+          `action ${action.id} was applied but its outcome could not be stored`,
+          {
+            hint: 'check the workspace; the daemon marks it failed when it restarts',
+            details: { status: 'applying' },
+          },
+        )
+      }
+      if (recovery.orphaned(claim)) {
+        await recovery.interrupt(userId, action, claim)
+        return (await scope.get(action.id))!
+      }
+      if (Date.now() > deadline) {
+        throw new AppError('conflict', `action ${action.id} is still being applied`, {
+          retryable: true,
+          hint: 'see its outcome later with hangar actions list --all',
+          details: { status: 'applying' },
+        })
+      }
+      const again = inFlight.get(action.id)
+      if (again) await again.catch(() => {})
+      seenUnsettled = unsettledHere
+      await new Promise((resolve) => setTimeout(resolve, APPLYING_POLL_MS))
+    }
   }
 
   async function remainingFor(userId: string, action: PendingAction): Promise<number> {
@@ -203,17 +338,34 @@ export function createActionsService(options: ActionsServiceOptions) {
       return store.forUser(userId).actions.list(filter)
     },
 
-    async decide(
-      userId: string,
-      actionId: string,
-      decision: Decision,
-      actor: string,
-    ): Promise<DecisionResult> {
+    async decide(decider: Decider, actionId: string, decision: Decision): Promise<DecisionResult> {
+      assertMayDecide(decider)
+      const userId = decider.user.id
+      const actor = deciderActor(decider)
       const current = await store.forUser(userId).actions.get(actionId)
       if (!current)
         throw new AppError('not_found', `no action ${actionId}`, { hint: 'see hangar actions list' })
-      const already = (action: PendingAction): DecisionResult | undefined => {
+      /** The stored outcome when the action is decided already (waiting while it is being applied). */
+      const already = async (action: PendingAction): Promise<DecisionResult | undefined> => {
         if (action.status === 'pending') return undefined
+        if (action.status === 'applying') {
+          if (decision.kind === 'reject') {
+            throw new AppError('conflict', `action ${action.id} is being applied and cannot be rejected`, {
+              details: { status: action.status },
+            })
+          }
+          return already(await untilApplied(userId, action))
+        }
+        if (wasInterrupted(action)) {
+          throw new AppError(
+            'conflict',
+            `action ${action.id} was interrupted while it was applied (the process applying it stopped); it will not run again`,
+            {
+              hint: 'ask the agent to propose it again',
+              details: { status: action.status, reason: INTERRUPTED },
+            },
+          )
+        }
         const same =
           decision.kind === 'confirm' ? CONFIRMED.includes(action.status) : action.status === 'rejected'
         if (!same) {
@@ -221,10 +373,10 @@ export function createActionsService(options: ActionsServiceOptions) {
             details: { status: action.status },
           })
         }
-        return { action, replayed: true, remaining: 0 }
+        return { action, replayed: true, remaining: await remainingFor(userId, action) }
       }
-      const decided = already(current)
-      if (decided) return { ...decided, remaining: await remainingFor(userId, current) }
+      const decided = await already(current)
+      if (decided) return decided
       if (decision.kind === 'confirm') await assertAppliesHere(userId, current)
       const fallbackWorkspace =
         decision.kind === 'confirm' ? await defaultWorkspaceOf(userId, current) : undefined
@@ -248,34 +400,43 @@ export function createActionsService(options: ActionsServiceOptions) {
         })
       }
 
-      const result = await store.transaction(async (repositories) => {
-        const scope = repositories.forUser(userId)
-        const claimed = await scope.actions.claim(actionId, {
-          status: decision.kind === 'confirm' ? 'applied' : 'rejected',
-          reason: decision.kind === 'reject' ? (decision.reason ?? null) : null,
-        })
-        if (!claimed) return undefined
-        if (decision.kind === 'confirm')
-          await applyClaimed(repositories, userId, claimed, actor, fallbackWorkspace)
-        else {
-          const content = `The user rejected this ${claimed.tool} call${decision.reason ? `: ${decision.reason}` : '.'} Nothing was changed.`
-          await scope.actions.settle(claimed.id, { status: 'rejected', result: { content, isError: true } })
-          await appendToolResult(repositories, userId, claimed, content, true)
-          await scope.audit.append({
-            actor,
-            action: 'action.reject',
-            targetType: 'pending_action',
-            targetId: claimed.id,
-            details: { tool: claimed.tool, summary: claimed.summary, reason: decision.reason ?? null },
-          })
-        }
-        return (await scope.actions.get(actionId))!
-      })
+      const won =
+        decision.kind === 'confirm'
+          ? (await claimAndApply(userId, actionId, actor, null, fallbackWorkspace)) !== undefined
+          : await store.transaction(async (repositories) => {
+              const scope = repositories.forUser(userId)
+              const content = `The user rejected this ${current.tool} call${decision.reason ? `: ${decision.reason}` : '.'} Nothing was changed.`
+              const claimed = await scope.actions.claim(actionId, {
+                status: 'rejected',
+                reason: decision.reason ?? null,
+                result: { content, isError: true },
+                decidedBy: actor,
+              })
+              if (!claimed) return false
+              await appendToolResult(repositories, userId, claimed, content, true)
+              await scope.audit.append({
+                actor,
+                action: 'action.reject',
+                targetType: 'pending_action',
+                targetId: claimed.id,
+                details: { tool: claimed.tool, summary: claimed.summary, reason: decision.reason ?? null },
+              })
+              return true
+            })
+      const final = (await store.forUser(userId).actions.get(actionId))!
       // Lost the race: someone else decided it in between.
-      const final = result ?? (await store.forUser(userId).actions.get(actionId))!
-      if (!result) return { ...already(final)!, remaining: await remainingFor(userId, final) }
+      if (!won) return (await already(final))!
       return { action: final, replayed: false, remaining: await remainingFor(userId, final) }
     },
+
+    /**
+     * Start-up: the actions this node's earlier processes left `applying` (a crash) — their commands'
+     * process groups killed, each failed as interrupted. Returns how many.
+     */
+    recover: () => recovery.recoverNode(),
+
+    /** A lost node (lease expired): its `applying` actions failed as interrupted; its processes left alone. */
+    interruptNode: (node: string, why: string) => recovery.interruptNode(node, why),
 
     /** A new user message while awaiting: open proposals give way, each with a synthetic tool result. */
     async supersede(userId: string, conversationId: string, actor: string): Promise<number> {
@@ -316,19 +477,11 @@ export function createActionsService(options: ActionsServiceOptions) {
           return { actionId: action.id, expiresAt: action.expiresAt }
         },
         async applyNow(call, proposal) {
-          return store.transaction(async (repositories) => {
-            const created = await createAction(repositories, userId, source, call, proposal)
-            const claimed = (await repositories
-              .forUser(userId)
-              .actions.claim(created.id, { status: 'applied', reason: 'auto-approved' }))!
-            const { content, isError } = await applyClaimed(
-              repositories,
-              userId,
-              claimed,
-              `${actor}:auto-approve`,
-            )
-            return { content, isError }
-          })
+          // Like a confirmation: claimed (committed), applied outside any transaction, settled.
+          const created = await createAction(store, userId, source, call, proposal)
+          const applied = await claimAndApply(userId, created.id, `${actor}:auto-approve`, 'auto-approved')
+          if (!applied) throw new AppError('conflict', `action ${created.id} was decided elsewhere`)
+          return { content: applied.content, isError: applied.isError }
         },
       }
     },

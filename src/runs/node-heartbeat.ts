@@ -5,11 +5,14 @@
 import os from 'node:os'
 import type { Logger } from '../core/logger.js'
 import type { Store } from '../store/store.js'
+import type { ActionsService } from './actions-service.js'
 import type { RunService } from './run-service.js'
 
 export interface NodeHeartbeatOptions {
   store: Store
   runs: Pick<RunService, 'interrupt'>
+  /** Fails the actions a lost node was applying (as interrupted). */
+  actions?: Pick<ActionsService, 'interruptNode'>
   node: { id: string; bootId: string; version: string; startedAt: Date }
   heartbeatMs: number
   leaseMs: number
@@ -30,6 +33,8 @@ export function createNodeHeartbeat(options: NodeHeartbeatOptions) {
     let interrupted = 0
     for (const dead of await store.nodes.expiredSince(since)) {
       if (dead === node.id) continue
+      const why = `node ${dead} stopped answering (no heartbeat for ${Math.round(options.leaseMs / 1000)} s)`
+      await options.actions?.interruptNode(dead, why)
       // Its runs under way, and the queued ones only it could have run (they need its files).
       const orphans = [
         ...(await store.runQueue.activeOnNode(dead)),

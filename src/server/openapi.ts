@@ -241,16 +241,16 @@ const OPERATIONS: Operation[] = [
     summary: 'Server-sent events across the conversation’s runs (id: <runId>:<seq>)',
     stream: true,
   },
-  { method: 'get', path: '/api/actions', summary: 'Proposals (filter: status=pending)' },
+  { method: 'get', path: '/api/actions', summary: 'Proposals (filter: status=pending|applying|…)' },
   {
     method: 'post',
     path: '/api/actions/{id}/confirm',
-    summary: 'Apply a proposal; the last one of a run queues its continuation',
+    summary: 'Apply a proposal (approve scope or a session); the last one of a run queues its continuation',
   },
   {
     method: 'post',
     path: '/api/actions/{id}/reject',
-    summary: 'Refuse a proposal, with a reason for the agent',
+    summary: 'Refuse a proposal (approve scope or a session), with a reason for the agent',
     body: z.strictObject({ reason: z.string().optional() }),
   },
   {

@@ -9,6 +9,7 @@ import * as runWorkspaceSync from './migrations/0004-run-workspace-sync.js'
 import * as proxyRequests from './migrations/0005-proxy-requests.js'
 import * as nodes from './migrations/0006-nodes.js'
 import * as runPinnedNode from './migrations/0007-run-pinned-node.js'
+import * as actionApplying from './migrations/0008-action-applying.js'
 import type { Database } from './schema.js'
 
 export const MIGRATIONS: Record<string, Migration> = {
@@ -19,6 +20,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0005-proxy-requests': proxyRequests,
   '0006-nodes': nodes,
   '0007-run-pinned-node': runPinnedNode,
+  '0008-action-applying': actionApplying,
 }
 
 export async function migrateToLatest(db: Kysely<Database>, engine: 'sqlite' | 'postgres'): Promise<void> {

@@ -166,6 +166,14 @@ export interface PendingActionsTable {
   created_at: string
   expires_at: string
   decided_at: string | null
+  /** The audit actor of the decision (`user:<id>`, `pat:<id>`, `system`), once decided. */
+  decided_by: string | null
+  /** While `applying`: the process applying it (node, pid, boot id), as a run's owner. */
+  applying_node: string | null
+  applying_pid: number | null
+  applying_boot_id: string | null
+  /** While `applying` a command: its process group, recorded before the command starts. */
+  apply_pgid: number | null
 }
 
 export interface AuditEventsTable {

@@ -51,8 +51,12 @@ describe.each(STORE_ENGINES)('store redaction ($name)', (engine) => {
       origin: 'chat',
       expiresAt: '2999-01-01T00:00:00.000Z',
     })
-    await scope.actions.claim(action.id, { status: 'applied' })
-    await scope.actions.settle(action.id, { status: 'applied', result: { content: leak, isError: false } })
+    await scope.actions.claim(action.id, { status: 'applying' })
+    await scope.actions.settle(action.id, {
+      status: 'applied',
+      result: { content: leak, isError: false },
+      from: 'applying',
+    })
     const claimed = await scope.actions.create({
       tool: 'run_command',
       input: { command: 'true' },

@@ -6,7 +6,7 @@ import { type Clock, systemClock } from '../core/ids.js'
 import { createRedactor, type Redactor } from '../core/redact.js'
 import { migrateToLatest } from './migrate.js'
 import { type DatabaseHandle, type OpenDatabaseOptions, openDatabase } from './open-database.js'
-import { createActionsRepository } from './repositories/actions-repository.js'
+import { createActionsRepository, createApplyingActions } from './repositories/actions-repository.js'
 import { createAuditRepository } from './repositories/audit-repository.js'
 import { createAuthLookups } from './repositories/auth-lookups.js'
 import type { RepositoryContext } from './repositories/context.js'
@@ -49,6 +49,7 @@ function createRepositories(context: RepositoryContext) {
   return {
     users: createUsersRepository(context),
     runQueue: createRunQueue(context),
+    applyingActions: createApplyingActions(context),
     nodes: createNodesRepository(context),
     authLookups: createAuthLookups(context),
     credentialEnvelopes: createCredentialEnvelopes(context),

@@ -55,7 +55,8 @@ describe('REST runs and conversations', () => {
     const created = await fetch(`${daemon.url}/api/tokens`, {
       method: 'POST',
       headers: { authorization: `Bearer ${cliToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'curl' }),
+      // Deciding proposals over HTTP needs the approve scope (issue 17 item 2).
+      body: JSON.stringify({ name: 'curl', scopes: ['approve'] }),
     })
     token = ((await created.json()) as { token: string }).token
   })

@@ -110,7 +110,12 @@ describe('built-in agent', () => {
       const continuation = runs.find((candidate) => candidate.continues === action!.runId)
       expect(continuation?.status).toBe('succeeded')
       const audit = await store.forUser(owner.id).audit.list({ action: 'action.apply' })
-      expect(audit[0]).toMatchObject({ targetId: action!.id, actor: 'cli', details: { outcome: 'applied' } })
+      // The CLI with no daemon decides as the owner in person.
+      expect(audit[0]).toMatchObject({
+        targetId: action!.id,
+        actor: `user:${owner.id}`,
+        details: { outcome: 'applied' },
+      })
     } finally {
       await store.close()
     }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -114,6 +115,43 @@ describe('run-command-tool', () => {
     const input = { command: 'echo "$CUSTOM_VALUE"' }
     const output = await tool.apply(input, context, (await tool.propose(input, context)) as Proposal)
     expect(output.content).toBe('given\n[exit code 0]')
+  })
+
+  // Issue 17 item 8: a crash during an approved command must leave a process group that a restarted
+  // daemon can find and kill — so it is handed out (and recorded) before anything of the command runs.
+  it('hands out its process group before the command starts, and runs nothing if recording fails', async () => {
+    const marker = path.join(workspace, 'ran')
+    const input = { command: `echo $$ > ${marker}` }
+    const proposal = (await runCommandTool.propose(input, context)) as Proposal
+    let seen: { pgid: number; startedBefore: boolean } | undefined
+    const output = await runCommandTool.apply(
+      input,
+      {
+        ...context,
+        beforeCommandStarts: async (pgid) => {
+          // The command cannot have run yet: it waits for this to return.
+          await new Promise((resolve) => setTimeout(resolve, 100))
+          seen = { pgid, startedBefore: existsSync(marker) }
+        },
+      },
+      proposal,
+    )
+    expect(output).toEqual({ content: '(no output)\n[exit code 0]', isError: false })
+    expect(seen).toEqual({ pgid: Number(await readFile(marker, 'utf8')), startedBefore: false })
+
+    const refused = await runCommandTool.apply(
+      { command: `touch ${path.join(workspace, 'never')}` },
+      {
+        ...context,
+        beforeCommandStarts: () => Promise.reject(new Error('the store is gone')),
+      },
+      proposal,
+    )
+    expect(refused).toEqual({
+      content: 'The command could not be started: its process could not be recorded (the store is gone)',
+      isError: true,
+    })
+    expect(existsSync(path.join(workspace, 'never'))).toBe(false)
   })
 
   it('refuses an empty command with a model-readable message', async () => {

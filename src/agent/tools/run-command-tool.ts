@@ -105,6 +105,13 @@ interface CommandResult {
 }
 
 /**
+ * The shell first waits for one line on stdin (the go-ahead) and only then runs the command, with an
+ * empty stdin: the process group exists — and can be recorded — before anything of the command runs.
+ * If the go-ahead never comes (the daemon died, recording failed), stdin closes and nothing runs.
+ */
+const GATED_SHELL = 'IFS= read -r _ || exit 125; exec /bin/sh -c "$1" sh </dev/null'
+
+/**
  * Runs the command in its own process group (detached), so a timeout or abort kills the whole tree,
  * and the group is also killed once the shell exits: background jobs never outlive the tool call.
  */
@@ -114,15 +121,18 @@ export function runShellCommand(options: {
   timeoutSeconds: number
   environment: NodeJS.ProcessEnv
   signal?: AbortSignal
+  beforeStart?: (pgid: number) => Promise<void>
 }): Promise<CommandResult> {
   return new Promise((resolve) => {
     const collector = createOutputCollector()
-    const child = spawn('/bin/sh', ['-c', options.command], {
+    const child = spawn('/bin/sh', ['-c', GATED_SHELL, 'hangar-command', options.command], {
       cwd: options.cwd,
       env: options.environment,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     })
+    // EPIPE when the shell is already gone (killed before the go-ahead): its exit says what happened.
+    child.stdin.on('error', () => {})
     let ending: CommandResult['ending'] = 'exited'
     let exit: { code: number | null; signal: NodeJS.Signals | null } = { code: null, signal: null }
     const timers: NodeJS.Timeout[] = []
@@ -179,6 +189,22 @@ export function runShellCommand(options: {
     )
     timers.push(setTimeout(() => stop('timed-out'), options.timeoutSeconds * 1000))
     options.signal?.addEventListener('abort', onAbort, { once: true })
+    const pid = child.pid
+    if (pid === undefined) return // 'error' follows: it could not be spawned.
+    void Promise.resolve(options.beforeStart?.(pid)).then(
+      () => child.stdin.end('go\n'),
+      (error: unknown) => {
+        // Not recorded, not started: the shell dies at its gate, and says why.
+        killGroup('SIGKILL')
+        finish({
+          output: '',
+          exitCode: null,
+          signal: null,
+          ending: 'failed-to-start',
+          startError: `its process could not be recorded (${describeError(error)})`,
+        })
+      },
+    )
   })
 }
 
@@ -252,6 +278,7 @@ export function createRunCommandTool(options: RunCommandToolOptions = {}): Write
         timeoutSeconds,
         environment: options.environment ?? commandEnvironment(),
         ...(context.signal && { signal: context.signal }),
+        ...(context.beforeCommandStarts && { beforeStart: context.beforeCommandStarts }),
       })
       return formatResult(result, timeoutSeconds)
     },

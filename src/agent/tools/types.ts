@@ -8,6 +8,12 @@ export interface ToolContext {
   /** The run's workspace: every path is resolved inside it, symlinks included. */
   workspace: string
   signal?: AbortSignal
+  /**
+   * Called (awaited) with the process group of a command that is spawned but not started yet: the
+   * caller records it, so a restarted daemon can kill what a crash left running. If it throws, the
+   * command never starts.
+   */
+  beforeCommandStarts?: (pgid: number) => Promise<void>
 }
 
 /** What the model gets back from a tool call. */

@@ -36,7 +36,8 @@ async function decide(
   onCancel: (handler: () => void) => void,
 ): Promise<number> {
   const owner = runtime.owner
-  const result = await runtime.actions.decide(owner.id, id, decision, 'cli')
+  // No daemon: this process opened the store itself, as the owner at the daemon's host.
+  const result = await runtime.actions.decide({ via: 'local', user: owner }, id, decision)
   const { action } = result
   const verb = result.replayed ? 'was already' : 'is now'
   io.stderr.write(`${action.id} ${verb} ${action.status}: ${action.summary}\n`)

@@ -78,10 +78,13 @@ async function serveUntilStopped(
 ): Promise<void> {
   let server: Awaited<ReturnType<Runtime['listen']>>
   let recovered: number
+  let recoveredActions: number
   let orphanWorkspaces: number
   try {
     // Before listening: no client may see a run as still running that no process runs any more.
     recovered = await runtime.scheduler.recover()
+    // Approved commands a crash left running: killed, their actions failed (never run twice).
+    recoveredActions = await runtime.actions.recover()
     // Workspaces of conversations deleted while no daemon could remove them (e.g. a crash mid-delete).
     orphanWorkspaces = await runtime.workspaces.cleanupOrphans()
     server = await runtime.listen(address)
@@ -113,6 +116,8 @@ async function serveUntilStopped(
   say(`Sign in: ${loginUrl(server.url, await runtime.auth.createLoginLink(runtime.owner.id))}`)
   say('(the link works once, within 15 minutes; run "hangar login" for another)')
   if (recovered > 0) say(`Marked ${recovered} run(s) left unfinished by an earlier daemon as interrupted.`)
+  if (recoveredActions > 0)
+    say(`Marked ${recoveredActions} action(s) left applying by an earlier daemon as failed (interrupted).`)
   if (orphanWorkspaces > 0) say(`Removed ${orphanWorkspaces} workspace(s) of deleted conversations.`)
   await runtime.heartbeat.start(server.url)
   runtime.scheduler.start()

@@ -4,7 +4,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { type Decision, queueContinuation } from '../../runs/actions-service.js'
-import { actorOf } from '../../store/auth-service.js'
 import type { McpToolDeps } from './mcp-server.js'
 import { jsonResult, toProposalView } from './tool-results.js'
 
@@ -32,7 +31,8 @@ export function registerApprovalTools(server: McpServer, deps: McpToolDeps): voi
   if (!deps.canApprove) return
 
   const decide = async (actionId: string, decision: Decision) => {
-    const result = await runtime.actions.decide(userId, actionId, decision, actorOf(principal))
+    // The service checks the scope again: hiding the tools is for the client, not the boundary.
+    const result = await runtime.actions.decide(principal, actionId, decision)
     const continuation = await queueContinuation(
       { store, runs: runtime.runs, scheduler: runtime.scheduler },
       userId,

@@ -7,10 +7,19 @@ import { AppError } from '../../core/errors.js'
 import { queueContinuation } from '../../runs/actions-service.js'
 import type { ActionStatus } from '../../store/repositories/actions-repository.js'
 import type { RuntimeServices, ServerDeps } from '../app.js'
-import { actorOf, type AppVariables } from '../auth-middleware.js'
+import type { AppVariables } from '../auth-middleware.js'
 import { readJsonBody } from '../request-body.js'
 
-const STATUSES = ['pending', 'applied', 'rejected', 'expired', 'conflict', 'failed', 'superseded'] as const
+const STATUSES = [
+  'pending',
+  'applying',
+  'applied',
+  'rejected',
+  'expired',
+  'conflict',
+  'failed',
+  'superseded',
+] as const
 
 export function registerActionRoutes(
   app: Hono<{ Variables: AppVariables }>,
@@ -38,12 +47,11 @@ export function registerActionRoutes(
         kind === 'reject'
           ? await readJsonBody(context, z.object({ reason: z.string().max(2000).optional() }))
           : {}
-      const actor = actorOf(principal)
+      // Whether this principal may decide (the approve scope, or a session) is the service's call.
       const result = await runtime.actions.decide(
-        principal.user.id,
+        principal,
         context.req.param('id'),
         kind === 'confirm' ? { kind } : { kind, reason: (body as { reason?: string }).reason },
-        actor,
       )
       const continuation = await queueContinuation(
         { store, runs: runtime.runs, scheduler: runtime.scheduler },

@@ -7,12 +7,22 @@ import { isAdapterId } from '../../core/adapter-ids.js'
 import { type ProfileConfig, ProfileSchema } from '../../core/config.js'
 import { AppError } from '../../core/errors.js'
 import { allowedText, userProfileFeedRefusals } from '../../feeds/index.js'
+import { assertMayDecide } from '../../runs/action-decider.js'
+import type { Principal } from '../../store/auth-service.js'
 import type { RuntimeServices, ServerDeps } from '../app.js'
 import type { AppVariables } from '../auth-middleware.js'
 import { readJsonBody } from '../request-body.js'
 
 const profileName = z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/, 'letters, digits, ".", "_" or "-"')
 const createSchema = z.strictObject({ name: profileName, definition: ProfileSchema })
+
+/**
+ * Auto-approving is deciding in advance: a profile that applies its own writes can be saved only by whom
+ * may confirm them (issue 17 item 2) — else an `api` PAT would set `autoApprove` and skip the scope.
+ */
+function checkAutoApprove(principal: Principal, definition: { autoApprove?: readonly string[] }): void {
+  if ((definition.autoApprove ?? []).length > 0) assertMayDecide(principal)
+}
 
 export function registerProfileRoutes(
   app: Hono<{ Variables: AppVariables }>,
@@ -77,6 +87,7 @@ export function registerProfileRoutes(
     const body = await readJsonBody(context, createSchema)
     checkName(body.name)
     checkFeeds(body.name, body.definition)
+    checkAutoApprove(context.get('principal'), body.definition)
     const profiles = store.forUser(context.get('principal').user.id).profiles
     if (await profiles.get(body.name))
       throw new AppError('conflict', `profile "${body.name}" exists`, { hint: 'PUT to change it' })
@@ -100,6 +111,7 @@ export function registerProfileRoutes(
     checkName(name)
     const definition = await readJsonBody(context, ProfileSchema)
     checkFeeds(name, definition)
+    checkAutoApprove(context.get('principal'), definition)
     const saved = await store.forUser(context.get('principal').user.id).profiles.put(name, definition)
     return context.json({ name, source: 'user', definition: saved.definition })
   })

@@ -1,5 +1,7 @@
 // Pending actions: writes proposed by the built-in agent or an MCP client, held until a person decides.
 // Deciding is a conditional UPDATE (status still pending, not expired, this user's): exactly one winner.
+// A confirmed action is claimed `applying` with the process that applies it, and settled afterwards by
+// another conditional UPDATE; a crash in between leaves it `applying` for start-up recovery to fail.
 import type { ActionStatus, PendingAction } from '../../core/api-types.js'
 import type { WriteClassification } from '../../core/events.js'
 import { newId } from '../../core/ids.js'
@@ -30,6 +32,27 @@ function toAction(row: PendingActionsTable): PendingAction {
     decidedAt: row.decided_at,
   }
 }
+
+/** Who is applying a claimed action: the process (like a run's owner) and the command's process group. */
+export interface ApplyingClaim {
+  node: string | null
+  pid: number | null
+  bootId: string | null
+  pgid: number | null
+  decidedBy: string | null
+}
+
+function toClaim(row: PendingActionsTable): ApplyingClaim {
+  return {
+    node: row.applying_node,
+    pid: row.applying_pid,
+    bootId: row.applying_boot_id,
+    pgid: row.apply_pgid,
+    decidedBy: row.decided_by,
+  }
+}
+
+type DecidedStatus = Exclude<ActionStatus, 'pending'>
 
 export interface NewPendingAction {
   runId?: string | null
@@ -70,6 +93,11 @@ export function createActionsRepository(context: RepositoryContext, userId: stri
         created_at: nowIso(context),
         expires_at: input.expiresAt,
         decided_at: null,
+        decided_by: null,
+        applying_node: null,
+        applying_pid: null,
+        applying_boot_id: null,
+        apply_pgid: null,
       }
       await db.insertInto('pending_actions').values(row).execute()
       return toAction(row)
@@ -90,18 +118,52 @@ export function createActionsRepository(context: RepositoryContext, userId: stri
       const rows = await query.orderBy('id').execute()
       return rows.map(toAction)
     },
-    /** Records the outcome of an action this caller already claimed (same transaction). */
+    /**
+     * Records the outcome of an action this caller claimed as `from`. False when it is no longer in that
+     * state (recovery settled an `applying` action whose process it took for dead).
+     */
     async settle(
       id: string,
-      outcome: { status: Exclude<ActionStatus, 'pending'>; result: unknown },
-    ): Promise<void> {
-      await db
+      outcome: { status: DecidedStatus; result: unknown; from: DecidedStatus },
+    ): Promise<boolean> {
+      const settled = await db
         .updateTable('pending_actions')
-        // A result is tool output (a command's, a file's): what it printed may hold secrets.
-        .set({ status: outcome.status, result: JSON.stringify(context.redactor.value(outcome.result)) })
+        .set({
+          status: outcome.status,
+          // A result is tool output (a command's, a file's): what it printed may hold secrets.
+          result: JSON.stringify(context.redactor.value(outcome.result)),
+          applying_node: null,
+          applying_pid: null,
+          applying_boot_id: null,
+          apply_pgid: null,
+        })
         .where('id', '=', id)
         .where('user_id', '=', userId)
-        .execute()
+        .where('status', '=', outcome.from)
+        .executeTakeFirst()
+      return settled.numUpdatedRows > 0n
+    },
+    /** The process group of the command applying this action: recorded before the command may start. */
+    async recordProcess(id: string, pgid: number): Promise<boolean> {
+      const recorded = await db
+        .updateTable('pending_actions')
+        .set({ apply_pgid: pgid })
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .where('status', '=', 'applying')
+        .executeTakeFirst()
+      return recorded.numUpdatedRows > 0n
+    },
+    /** Who applies an `applying` action (undefined otherwise). */
+    async applyingClaim(id: string): Promise<ApplyingClaim | undefined> {
+      const row = await db
+        .selectFrom('pending_actions')
+        .selectAll()
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .where('status', '=', 'applying')
+        .executeTakeFirst()
+      return row && toClaim(row)
     },
     /** Claims a pending action whose time ran out as `expired` (a decision on it, not a read). */
     async expire(id: string): Promise<PendingAction | undefined> {
@@ -119,11 +181,18 @@ export function createActionsRepository(context: RepositoryContext, userId: stri
     },
     /**
      * Moves a pending, unexpired action to `status`. Returns the action when this call won, undefined
-     * when it was already decided, expired, or not this user's.
+     * when it was already decided, expired, or not this user's. A claim as `applying` names the process
+     * that applies it.
      */
     async claim(
       id: string,
-      decision: { status: Exclude<ActionStatus, 'pending'>; reason?: string | null; result?: unknown },
+      decision: {
+        status: DecidedStatus
+        reason?: string | null
+        result?: unknown
+        decidedBy?: string
+        applier?: { node: string; pid: number; bootId: string }
+      },
     ): Promise<PendingAction | undefined> {
       const now = nowIso(context)
       const row = await db
@@ -134,6 +203,12 @@ export function createActionsRepository(context: RepositoryContext, userId: stri
           result:
             decision.result === undefined ? null : JSON.stringify(context.redactor.value(decision.result)),
           decided_at: now,
+          decided_by: decision.decidedBy ?? null,
+          ...(decision.applier && {
+            applying_node: decision.applier.node,
+            applying_pid: decision.applier.pid,
+            applying_boot_id: decision.applier.bootId,
+          }),
         })
         .where('id', '=', id)
         .where('user_id', '=', userId)
@@ -142,6 +217,23 @@ export function createActionsRepository(context: RepositoryContext, userId: stri
         .returningAll()
         .executeTakeFirst()
       return row && toAction(row)
+    },
+  }
+}
+
+/** Unscoped, for start-up recovery and lost nodes: the actions left `applying` by the processes of a node. */
+export function createApplyingActions(context: RepositoryContext) {
+  const { db } = context
+  return {
+    async onNode(node: string): Promise<(PendingAction & { userId: string; claim: ApplyingClaim })[]> {
+      const rows = await db
+        .selectFrom('pending_actions')
+        .selectAll()
+        .where('status', '=', 'applying')
+        .where('applying_node', '=', node)
+        .orderBy('id')
+        .execute()
+      return rows.map((row) => ({ ...toAction(row), userId: row.user_id, claim: toClaim(row) }))
     },
   }
 }
