@@ -140,15 +140,14 @@ function hostAllowed(host: string, posture: HttpPosture, localPort: number | und
 export function createHostGuard(posture: HttpPosture): MiddlewareHandler {
   return async (context, next) => {
     const localPort = incomingOf(context)?.socket?.localPort
+    // The Host header is what a browser sends and what the URL is built from (an absolute-form request
+    // target comes only from a client that could send any Host anyway).
     const host = requestHost(context)
-    const urlHost = new URL(context.req.url).host.toLowerCase()
-    for (const candidate of new Set([host, urlHost])) {
-      if (!hostAllowed(candidate, posture, localPort)) {
-        const suggestion = localPort === undefined ? '127.0.0.1' : `127.0.0.1:${localPort}`
-        throw new AppError('forbidden', `requests for host "${candidate}" are refused (DNS rebinding guard)`, {
-          hint: `use http://${suggestion}, or add the name to server.allowedHosts in hangar.yaml`,
-        })
-      }
+    if (!hostAllowed(host, posture, localPort)) {
+      const suggestion = localPort === undefined ? '127.0.0.1' : `127.0.0.1:${localPort}`
+      throw new AppError('forbidden', `requests for host "${host}" are refused (DNS rebinding guard)`, {
+        hint: `use http://${suggestion}, or add the name to server.allowedHosts in hangar.yaml`,
+      })
     }
     await next()
   }

@@ -9,12 +9,7 @@ import { AppError } from '../../core/errors.js'
 import { BROWSER_SESSION_TTL_MS } from '../../store/auth-service.js'
 import type { ServerDeps } from '../app.js'
 import { checkCredential } from '../auth-rate-limiter.js'
-import {
-  type AppVariables,
-  createAuthMiddleware,
-  httpGuardsOf,
-  SESSION_COOKIE,
-} from '../auth-middleware.js'
+import { type AppVariables, createAuthMiddleware, httpGuardsOf, SESSION_COOKIE } from '../auth-middleware.js'
 import { assertSameOrigin, LOOPBACK_POSTURE, requestScheme } from '../http-posture.js'
 import { readJsonBody } from '../request-body.js'
 
