@@ -94,6 +94,11 @@ describe('web UI', () => {
     context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
     page = await context.newPage()
     page.on('pageerror', (error) => pageErrors.push(error.message))
+    // The Content-Security-Policy (issue 17 item 10) must not block anything the UI itself loads.
+    page.on('console', (message) => {
+      if (/Content Security Policy|Refused to (load|execute|apply|connect)/.test(message.text()))
+        pageErrors.push(message.text())
+    })
     page.on('dialog', (dialog) => void dialog.accept())
     page.on('response', (response) => {
       if ((response.headers()['content-type'] ?? '').includes('text/event-stream')) return
