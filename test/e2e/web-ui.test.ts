@@ -130,16 +130,21 @@ describe('web UI', () => {
     await startConversation('reviewer', 'Please greet me. SLOW=120')
     const run = runs(page).first()
     // Seen at least once: the run still running and part of its text already on screen.
-    // (Browser-side code is given as text: this project's types have no DOM.)
-    await page.waitForFunction(
-      `(() => {
-        const section = document.querySelector('section.run')
-        const text = section?.querySelector('.agent-text')?.textContent ?? ''
-        return section?.getAttribute('data-status') === 'running' && text.length > 0
-      })()`,
-      undefined,
-      { timeout: 60_000, polling: 50 },
-    )
+    // (Browser-side code is given as text: this project's types have no DOM. Polled with evaluate, which
+    // the page's Content-Security-Policy allows, where waitForFunction's in-page eval is refused.)
+    await expect
+      .poll(
+        () =>
+          page.evaluate<boolean>(
+            `(() => {
+              const section = document.querySelector('section.run')
+              const text = section?.querySelector('.agent-text')?.textContent ?? ''
+              return section?.getAttribute('data-status') === 'running' && text.length > 0
+            })()`,
+          ),
+        { timeout: 60_000, intervals: [50] },
+      )
+      .toBe(true)
     const partial = await run.locator('.agent-text').first().textContent()
     await expect.poll(() => run.getAttribute('data-status'), { timeout: 60_000 }).toBe('succeeded')
     const full = await run.locator('.agent-text').first().textContent()
