@@ -142,7 +142,7 @@ describe('web UI', () => {
               return section?.getAttribute('data-status') === 'running' && text.length > 0
             })()`,
           ),
-        { timeout: 60_000, intervals: [50] },
+        { timeout: 60_000, interval: 50 },
       )
       .toBe(true)
     const partial = await run.locator('.agent-text').first().textContent()
