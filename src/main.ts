@@ -101,7 +101,12 @@ export interface Runtime {
   readonly modelProxy: ModelProxy
   /** This daemon's heartbeat among the nodes sharing the store (started by `hangar up`). */
   readonly heartbeat: NodeHeartbeat
-  listen(options: { host: string; port: number }): Promise<RunningServer & { warning?: string }>
+  /** `public` (or `server.public`) is needed for a non-loopback host; such a server lists its `exposure`. */
+  listen(options: {
+    host: string
+    port: number
+    public?: boolean
+  }): Promise<RunningServer & { exposure?: string[] }>
   /** The proxy alone on a loopback port, for a run in this process when no daemon serves it. */
   serveProxy(): Promise<RunningServer>
   close(): Promise<void>
@@ -384,7 +389,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       modelProxy,
       heartbeat,
       async listen(listenOptions) {
-        const { warning } = checkBindAddress(listenOptions.host, { authEnabled: true })
+        const { exposure } = checkBindAddress(listenOptions.host, {
+          public: listenOptions.public === true || options.config.server.public,
+        })
         const app = createServerApp({
           store,
           auth,
@@ -392,6 +399,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           log,
           info,
           policy: { allowPrivateNetworks: options.config.allowPrivateNetworks },
+          posture: {
+            trustProxy: options.config.server.trustProxy,
+            bindHost: listenOptions.host,
+            allowedHosts: options.config.server.allowedHosts,
+          },
+          authRateLimit: { clock },
           runtime: {
             bus,
             submitRun,
@@ -409,8 +422,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             modelProxy,
           },
         })
-        const server = await servingProxy(app, listenOptions)
-        return warning ? { ...server, warning } : server
+        const server = await servingProxy(app, { host: listenOptions.host, port: listenOptions.port })
+        return exposure ? { ...server, exposure } : server
       },
       serveProxy: () => servingProxy(undefined, { host: '127.0.0.1', port: 0 }),
       async close() {

@@ -12,7 +12,7 @@ export interface DaemonFile {
   nodeId: string
   version: string
   startedAt: string
-  /** A CLI session secret (hgs_…) for the owner; revoked when the daemon stops. */
+  /** A CLI session secret (hgs_…) for the owner: a day long, renewed while running, revoked at stop. */
   token: string
 }
 
@@ -39,6 +39,19 @@ export async function readDaemonFile(dataDir: string): Promise<DaemonFile | null
     return null
   if (!processAlive(parsed.pid)) return null
   return parsed as DaemonFile
+}
+
+/**
+ * The CLI session of a daemon.json whatever its pid says: a daemon that died without stopping left it
+ * valid, and the next start revokes it.
+ */
+export async function readStaleDaemonToken(dataDir: string): Promise<string | null> {
+  try {
+    const parsed = JSON.parse(await readFile(daemonFilePath(dataDir), 'utf8')) as Partial<DaemonFile>
+    return typeof parsed.token === 'string' ? parsed.token : null
+  } catch {
+    return null
+  }
 }
 
 /** Removes the file only if it still belongs to this process (a newer daemon may have replaced it). */

@@ -67,6 +67,7 @@ describe('config', () => {
       allowedRoots: [],
       trustProxy: false,
       public: false,
+      allowedHosts: [],
       heartbeatMs: 5000,
       leaseMs: 20_000,
     })

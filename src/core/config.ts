@@ -98,6 +98,11 @@ const serverSchema = z.strictObject({
   trustProxy: z.boolean().default(false),
   /** Binding a non-loopback address needs this (or `hangar up --public`). */
   public: z.boolean().default(false),
+  /**
+   * Host names browsers may use to reach the daemon besides its loopback names and bind address (e.g. the
+   * name of the TLS reverse proxy in front of it); any other Host header is refused (DNS rebinding).
+   */
+  allowedHosts: z.array(z.string().min(1)).default([]),
   /** How often a daemon writes its heartbeat row (several daemons on one PostgreSQL). */
   heartbeatMs: z.int().min(100).default(5000),
   /** A node silent this long is gone: another node marks its unfinished runs interrupted. */

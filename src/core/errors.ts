@@ -10,10 +10,14 @@ export const ERROR_CODES = [
   'invalid_json',
   // The request body is larger than the configured limit.
   'payload_too_large',
+  // The request body's Content-Type is not one the route takes (e.g. /api/login takes only JSON).
+  'unsupported_media_type',
   // No credentials, or credentials that are malformed, wrong, expired or revoked.
   'unauthorized',
   // Authenticated, but this principal may not do this (a PAT managing PATs, a member adding users…).
   'forbidden',
+  // Too many failed sign-ins or token checks from this client; `details.retryAfterSeconds` says when to retry.
+  'rate_limited',
   // No such object for this user (another user's ids answer this too).
   'not_found',
   // The object is in a state that does not allow this (a decided action, a busy conversation…).
@@ -64,6 +68,7 @@ const RETRYABLE_BY_DEFAULT: ReadonlySet<ErrorCode> = new Set([
   'database_unavailable',
   'timeout',
   'unavailable',
+  'rate_limited',
 ])
 
 export class AppError extends Error {

@@ -21,6 +21,8 @@ import type { RunFinalizer } from '../runs/finalize-run.js'
 import type { ModelProxy } from '../runs/model-proxy.js'
 import type { WorkspaceService } from '../workspaces/workspace-service.js'
 import { type AppVariables, createAuthMiddleware } from './auth-middleware.js'
+import { type AuthRateLimiterOptions, createAuthRateLimiter } from './auth-rate-limiter.js'
+import { createHostGuard, type HttpPosture, LOOPBACK_POSTURE } from './http-posture.js'
 import { createErrorHandler, statusOf, toErrorEnvelope } from './error-envelope.js'
 import { registerMcpRoutes } from './mcp/mcp-routes.js'
 import { createOpenApiDocument, renderApiDocs } from './openapi.js'
@@ -78,12 +80,18 @@ export interface ServerDeps {
   webRoot?: string | null
   /** The run machinery; the daemon always has it (apps built for auth tests alone leave it out). */
   runtime?: RuntimeServices
+  /** Where it listens and whether a TLS reverse proxy is in front (default: loopback, none). */
+  posture?: HttpPosture
+  /** The failed-authentication limit per client (default: more than 20 in 10 s). */
+  authRateLimit?: AuthRateLimiterOptions
 }
 
 export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariables }> {
   const app = new Hono<{ Variables: AppVariables }>()
   const log = deps.log.child({ component: 'http' })
 
+  const posture = deps.posture ?? LOOPBACK_POSTURE
+  const httpGuards = { posture, limiter: createAuthRateLimiter(deps.authRateLimit) }
   app.use('*', requestId())
   app.use('*', async (context, next) => {
     const started = performance.now()
@@ -95,6 +103,12 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
       status: context.res.status,
       ms: Math.round((performance.now() - started) * 10) / 10,
     })
+  })
+  // Before any route, signed-in or not: the Host check (DNS rebinding), then what every auth check reads.
+  app.use('*', createHostGuard(posture))
+  app.use('*', async (context, next) => {
+    context.set('httpGuards', httpGuards)
+    await next()
   })
   app.use(
     '/api/*',

@@ -1,13 +1,26 @@
 // Authentication for /api: a bearer credential (a PAT, or the CLI's session from daemon.json) or the
-// browser's session cookie. Cookie-authenticated writes must come from our own origin (CSRF).
+// browser's session cookie. Cookie-authenticated writes must come from our own origin (CSRF). Failed
+// credentials count towards the client's limit (auth-rate-limiter.ts).
 import type { Context, MiddlewareHandler } from 'hono'
 import { getCookie } from 'hono/cookie'
 import { AppError } from '../core/errors.js'
 import type { AuthService, Principal } from '../store/auth-service.js'
+import { checkCredential, type HttpGuards } from './auth-rate-limiter.js'
+import { assertSameOrigin, LOOPBACK_POSTURE } from './http-posture.js'
 
 export const SESSION_COOKIE = 'hangar_session'
 
-export type AppVariables = { principal: Principal; requestId: string }
+export type AppVariables = {
+  principal: Principal
+  requestId: string
+  /** Set for every request by the app: how to read the request's origin, and the failed-auth limit. */
+  httpGuards: HttpGuards
+}
+
+/** The app's guards; absent only in a bare Hono app of a unit test. */
+export function httpGuardsOf(context: Context): HttpGuards | undefined {
+  return (context as Context<{ Variables: AppVariables }>).get('httpGuards') as HttpGuards | undefined
+}
 
 /** Who did it, for the audit log: `user:<id>` with a session, `pat:<id>` with a token. */
 export function actorOf(principal: Principal): string {
@@ -21,7 +34,7 @@ export function createAuthMiddleware(auth: AuthService): MiddlewareHandler<{ Var
     if (header) {
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header)
       if (!match) throw new AppError('unauthorized', 'the Authorization header must be "Bearer <token>"')
-      principal = await auth.authenticate(match[1]!)
+      principal = await checkCredential(context, httpGuardsOf(context), () => auth.authenticate(match[1]!))
       if (principal.via === 'token' && principal.kind === 'proxy') {
         throw new AppError('unauthorized', 'a proxy token only works on /proxy URLs', {
           hint: 'create an API token with hangar token create',
@@ -34,22 +47,16 @@ export function createAuthMiddleware(auth: AuthService): MiddlewareHandler<{ Var
           hint: 'open the link from hangar login, or send Authorization: Bearer <token>',
         })
       }
-      principal = await auth.authenticate(cookie)
-      if (principal.via !== 'session') throw new AppError('unauthorized', 'the session cookie is not valid')
-      checkSameOrigin(context)
+      // Before the cookie is checked: a cross-site page must learn nothing, not even whether it is valid.
+      assertSameOrigin(context, httpGuardsOf(context)?.posture ?? LOOPBACK_POSTURE)
+      principal = await checkCredential(context, httpGuardsOf(context), async () => {
+        const found = await auth.authenticate(cookie)
+        if (found.via !== 'session') throw new AppError('unauthorized', 'the session cookie is not valid')
+        return found
+      })
     }
     context.set('principal', principal)
     await next()
-  }
-}
-
-function checkSameOrigin(context: Context): void {
-  if (['GET', 'HEAD', 'OPTIONS'].includes(context.req.method)) return
-  const origin = context.req.header('origin')
-  const host = context.req.header('host')
-  // An opaque origin (`Origin: null`, from a sandboxed frame or a redirect) is never ours.
-  if (origin && host && (!URL.canParse(origin) || new URL(origin).host !== host)) {
-    throw new AppError('forbidden', `cross-origin request from ${origin} refused`)
   }
 }
 

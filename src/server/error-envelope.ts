@@ -13,8 +13,10 @@ const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
   config_invalid: 400,
   database_url_invalid: 400,
   payload_too_large: 413,
+  unsupported_media_type: 415,
   unauthorized: 401,
   forbidden: 403,
+  rate_limited: 429,
   budget_exceeded: 403,
   not_found: 404,
   conflict: 409,
@@ -76,6 +78,9 @@ export function createErrorHandler(log: Logger) {
     }
     const status = statusOf(error.code)
     if (status === 401) context.header('WWW-Authenticate', 'Bearer realm="hangar"')
+    const retryAfter = error.details?.retryAfterSeconds
+    if (error.code === 'rate_limited' && typeof retryAfter === 'number')
+      context.header('Retry-After', String(retryAfter))
     return context.json(toErrorEnvelope(error), status)
   }
 }

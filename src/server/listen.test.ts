@@ -11,12 +11,13 @@ describe('listen', () => {
       expect(isLoopbackHost(host)).toBe(false)
   })
 
-  it('refuses a non-loopback address without auth and only warns with it', () => {
-    expect(checkBindAddress('127.0.0.1', { authEnabled: false })).toEqual({})
-    expect(() => checkBindAddress('0.0.0.0', { authEnabled: false })).toThrow(
-      /refusing to listen on 0\.0\.0\.0/,
+  // Issue 17 item 10: a non-loopback bind needs --public (server.public) and says what it exposes.
+  it('refuses a non-loopback address unless public, and lists what a public one exposes', () => {
+    expect(checkBindAddress('127.0.0.1', { public: false })).toEqual({})
+    expect(() => checkBindAddress('0.0.0.0', { public: false })).toThrow(/refusing to listen on 0\.0\.0\.0/)
+    expect(checkBindAddress('0.0.0.0', { public: true }).exposure?.join('\n')).toMatch(
+      /reachable from the network.*MCP.*proxy[\s\S]*TLS reverse proxy.*trustProxy/,
     )
-    expect(checkBindAddress('0.0.0.0', { authEnabled: true }).warning).toContain('reachable from the network')
   })
 
   it('reports a taken port as an AppError that says what to do', async () => {

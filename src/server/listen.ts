@@ -1,5 +1,5 @@
-// Starting the HTTP listener. Auth is always on, so any address may be bound; a non-loopback one is
-// reachable from the network and gets a warning (it must be asked for explicitly with --host).
+// Starting the HTTP listener. A non-loopback address is reachable from the network: binding one must be
+// asked for with --public (or server.public), and says what it exposes.
 import type { AddressInfo } from 'node:net'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { getRequestListener } from '@hono/node-server'
@@ -7,25 +7,31 @@ import type { Hono } from 'hono'
 import { AppError } from '../core/errors.js'
 import { isProxyPath } from '../proxy/proxy-handler.js'
 import { statusOf, toErrorEnvelope } from './error-envelope.js'
+import { isLoopbackHost } from './http-posture.js'
 
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host)
-}
+export { isLoopbackHost }
 
 export interface BindCheck {
-  warning?: string
+  /** What a public bind exposes and what the operator should do about it, one line each. */
+  exposure?: string[]
 }
 
-/** Refuses a non-loopback bind without auth; with auth (always on) it only warns. */
-export function checkBindAddress(host: string, options: { authEnabled: boolean }): BindCheck {
+/**
+ * A loopback address is always fine. Anything else reaches the network, so it needs `public` (`hangar up
+ * --public` or `server.public: true`) and comes back with what it exposes; without it, a usage error.
+ */
+export function checkBindAddress(host: string, options: { public: boolean }): BindCheck {
   if (isLoopbackHost(host)) return {}
-  if (!options.authEnabled) {
-    throw new AppError('usage', `refusing to listen on ${host} without authentication`, {
-      hint: 'bind 127.0.0.1, or keep authentication on',
+  if (!options.public) {
+    throw new AppError('usage', `refusing to listen on ${host}: that address is reachable from the network`, {
+      hint: 'bind 127.0.0.1, or pass --public (or set server.public: true in hangar.yaml) to expose the daemon',
     })
   }
   return {
-    warning: `listening on ${host}: Hangar is reachable from the network. Every request still needs a sign-in or a token; put TLS in front of it (a reverse proxy) before using it over an untrusted network.`,
+    exposure: [
+      `listening on ${host} (public): reachable from the network are the REST API and web UI, the MCP endpoint (/api/mcp) and the LLM proxy (/proxy/…).`,
+      'Every request needs a sign-in or a token, but plain http carries them in clear text: put a TLS reverse proxy in front and set server.trustProxy: true (and server.allowedHosts: [its name]) in hangar.yaml.',
+    ],
   }
 }
 

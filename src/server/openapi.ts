@@ -160,7 +160,8 @@ const OPERATIONS: Operation[] = [
   {
     method: 'post',
     path: '/api/login',
-    summary: 'Trade a one-time sign-in link secret for a session cookie',
+    summary:
+      'Trade a one-time sign-in link secret for a session cookie (JSON only, same origin; more than 20 failed sign-ins in 10 s from one client answer 429 with Retry-After)',
     public: true,
     body: z.strictObject({ token: z.string() }),
   },

@@ -22,6 +22,29 @@ const CONTENT_TYPES: Record<string, string> = {
   '.woff2': 'font/woff2',
 }
 
+/**
+ * The built UI loads only its own files: Vite emits no inline script or style (a check in web-app.test.ts
+ * keeps it so), and React's `style` props are set through the DOM, which style-src does not govern. The
+ * API, its SSE streams and the service worker are same-origin. Never framed (clickjacking).
+ */
+export const WEB_CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "worker-src 'self'",
+  "manifest-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ')
+
+/** The page shown without a build: no script at all, and its one inline style attribute. */
+const NOT_BUILT_CONTENT_SECURITY_POLICY =
+  "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'"
+
 /** Small text files gain nothing from gzip; binary images are compressed already. */
 const GZIP_MIN_BYTES = 1024
 
@@ -90,6 +113,7 @@ function send(context: Context, file: WebFile): Response {
   if (file.contentType.startsWith('text/html')) {
     headers['Referrer-Policy'] = 'no-referrer'
     headers['X-Frame-Options'] = 'DENY'
+    headers['Content-Security-Policy'] = WEB_CONTENT_SECURITY_POLICY
   }
   if (context.req.header('if-none-match') === file.etag) return context.body(null, 304, headers)
   const gzip = file.gzipped && /\bgzip\b/.test(context.req.header('accept-encoding') ?? '')
@@ -109,7 +133,13 @@ export function registerWebApp<E extends Env>(app: Hono<E>, options: { root: str
     if (SERVER_PATHS.test(urlPath)) return next()
     const file = files.get(urlPath)
     if (file) return send(context, file)
-    if (!shell) return urlPath === '/' ? context.html(NOT_BUILT_PAGE) : next()
+    if (!shell) {
+      if (urlPath !== '/') return next()
+      context.header('Content-Security-Policy', NOT_BUILT_CONTENT_SECURITY_POLICY)
+      context.header('X-Frame-Options', 'DENY')
+      context.header('X-Content-Type-Options', 'nosniff')
+      return context.html(NOT_BUILT_PAGE)
+    }
     // A missing hashed asset is a stale page asking for an old build: a 404, not the shell.
     if (urlPath.startsWith('/assets/') || path.extname(urlPath) !== '') return next()
     return send(context, shell)

@@ -102,8 +102,8 @@ describe('daemon', () => {
     }
   })
 
-  it('warns when it binds a non-loopback address, and still requires auth there', async () => {
-    const daemon = await startDaemon(['--host', '0.0.0.0', '--data-dir', await makeTempDir()])
+  it('warns when it binds a non-loopback address (with --public), and still requires auth there', async () => {
+    const daemon = await startDaemon(['--host', '0.0.0.0', '--public', '--data-dir', await makeTempDir()])
     try {
       await waitForOutput(daemon.stderr, 'reachable from the network')
       const port = new URL(daemon.url).port

@@ -94,6 +94,11 @@ describe('web UI', () => {
     context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
     page = await context.newPage()
     page.on('pageerror', (error) => pageErrors.push(error.message))
+    // The Content-Security-Policy (issue 17 item 10) must not block anything the UI itself loads.
+    page.on('console', (message) => {
+      if (/Content Security Policy|Refused to (load|execute|apply|connect)/.test(message.text()))
+        pageErrors.push(message.text())
+    })
     page.on('dialog', (dialog) => void dialog.accept())
     page.on('response', (response) => {
       if ((response.headers()['content-type'] ?? '').includes('text/event-stream')) return
@@ -125,16 +130,21 @@ describe('web UI', () => {
     await startConversation('reviewer', 'Please greet me. SLOW=120')
     const run = runs(page).first()
     // Seen at least once: the run still running and part of its text already on screen.
-    // (Browser-side code is given as text: this project's types have no DOM.)
-    await page.waitForFunction(
-      `(() => {
-        const section = document.querySelector('section.run')
-        const text = section?.querySelector('.agent-text')?.textContent ?? ''
-        return section?.getAttribute('data-status') === 'running' && text.length > 0
-      })()`,
-      undefined,
-      { timeout: 60_000, polling: 50 },
-    )
+    // (Browser-side code is given as text: this project's types have no DOM. Polled with evaluate, which
+    // the page's Content-Security-Policy allows, where waitForFunction's in-page eval is refused.)
+    await expect
+      .poll(
+        () =>
+          page.evaluate<boolean>(
+            `(() => {
+              const section = document.querySelector('section.run')
+              const text = section?.querySelector('.agent-text')?.textContent ?? ''
+              return section?.getAttribute('data-status') === 'running' && text.length > 0
+            })()`,
+          ),
+        { timeout: 60_000, interval: 50 },
+      )
+      .toBe(true)
     const partial = await run.locator('.agent-text').first().textContent()
     await expect.poll(() => run.getAttribute('data-status'), { timeout: 60_000 }).toBe('succeeded')
     const full = await run.locator('.agent-text').first().textContent()

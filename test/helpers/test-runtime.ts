@@ -5,6 +5,8 @@ import type { ErrorCode } from '../../src/core/errors.js'
 import type { Clock } from '../../src/core/ids.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { createServerApp } from '../../src/server/app.js'
+import type { AuthRateLimiterOptions } from '../../src/server/auth-rate-limiter.js'
+import type { HttpPosture } from '../../src/server/http-posture.js'
 import { SESSION_COOKIE } from '../../src/server/auth-middleware.js'
 import type { ErrorEnvelope } from '../../src/server/error-envelope.js'
 import { type AuthService, createAuthService } from '../../src/store/auth-service.js'
@@ -46,6 +48,12 @@ export interface TestAppOptions {
   clock?: Clock
   /** Default: a vault with one fresh key. */
   vaultState?: VaultState
+  /** Default: a loopback bind with no reverse proxy in front. */
+  posture?: HttpPosture
+  /** Default: the app's own limit, on `clock` when one is given. */
+  authRateLimit?: AuthRateLimiterOptions
+  /** A built web UI to serve; default none (the API alone). */
+  webRoot?: string
 }
 
 export async function openTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -64,7 +72,9 @@ export async function openTestApp(options: TestAppOptions = {}): Promise<TestApp
     info: TEST_INFO,
     policy: { allowPrivateNetworks: options.allowPrivateNetworks ?? true },
     // The API alone: whether dist/web was built must not change what these tests see.
-    webRoot: null,
+    webRoot: options.webRoot ?? null,
+    ...(options.posture && { posture: options.posture }),
+    authRateLimit: { ...(options.clock && { clock: options.clock }), ...options.authRateLimit },
   })
 
   return {

@@ -6,11 +6,23 @@ import { AppError } from '../../core/errors.js'
 import { describeDetection } from '../../adapters/detection.js'
 import type { Runtime } from '../../main.js'
 import { type GlobalOptions, openRuntime, resolveDataDir } from '../context.js'
-import { readDaemonFile, removeDaemonFile, writeDaemonFile } from '../daemon-file.js'
+import {
+  type DaemonFile,
+  readDaemonFile,
+  readStaleDaemonToken,
+  removeDaemonFile,
+  writeDaemonFile,
+} from '../daemon-file.js'
 import { type CliIo, usageError } from '../output.js'
 import { DEFAULT_PORT, loginUrl } from './login-command.js'
 
-const CLI_SESSION_TTL_MS = 365 * 86_400_000
+/**
+ * The CLI's session in daemon.json: minted at every start (the one a crashed daemon left behind is
+ * revoked then), renewed while the daemon runs, revoked on a clean stop. A file copied off the machine, or
+ * left by a daemon that never came back, stops working within a day.
+ */
+export const CLI_SESSION_TTL_MS = 86_400_000
+const CLI_SESSION_RENEW_MS = CLI_SESSION_TTL_MS / 2
 
 export interface DaemonSignals {
   /** SIGINT / SIGTERM: stop cleanly. */
@@ -23,6 +35,7 @@ interface UpOptions {
   host: string
   port: string
   nodeId?: string
+  public?: boolean
 }
 
 function parsePort(value: string): number {
@@ -51,6 +64,7 @@ export function registerUpCommand(
       '127.0.0.1',
     )
     .option('--port <port>', 'port to listen on', String(DEFAULT_PORT))
+    .option('--public', 'allow a non-loopback --host (or set server.public: true in hangar.yaml)')
     .option('--node-id <name>', 'this daemon’s name when several share one PostgreSQL')
     .action(async (options: UpOptions) => {
       const port = parsePort(options.port)
@@ -66,14 +80,19 @@ export function registerUpCommand(
         )
       }
       const runtime = await openRuntime(io, { ...globals(), nodeId: options.nodeId }, { logLevel: 'info' })
-      await serveUntilStopped(runtime, io, { host: options.host, port }, signals)
+      await serveUntilStopped(
+        runtime,
+        io,
+        { host: options.host, port, public: options.public === true },
+        signals,
+      )
     })
 }
 
 async function serveUntilStopped(
   runtime: Runtime,
   io: CliIo,
-  address: { host: string; port: number },
+  address: { host: string; port: number; public: boolean },
   signals: DaemonSignals,
 ): Promise<void> {
   let server: Awaited<ReturnType<Runtime['listen']>>
@@ -93,23 +112,39 @@ async function serveUntilStopped(
     throw error
   }
   const bootId = randomUUID()
-  const cliToken = await runtime.auth.createSession(runtime.owner.id, 'cli', CLI_SESSION_TTL_MS)
-  // The owner's session in daemon.json: known exactly, not only by its shape, wherever a copy turns up.
-  runtime.redactor.add(cliToken)
-  await writeDaemonFile(runtime.dataDir, {
+  // A daemon that died without stopping (SIGKILL, power loss) could not revoke its CLI session.
+  const stale = await readStaleDaemonToken(runtime.dataDir)
+  if (stale) await revokeCliSession(runtime, stale)
+  const daemonFile: Omit<DaemonFile, 'token'> = {
     url: server.url,
     pid: process.pid,
     bootId,
     nodeId: runtime.info.nodeId,
     version: runtime.info.version,
     startedAt: runtime.info.startedAt.toISOString(),
-    token: cliToken,
-  })
+  }
+  const cliTokens = [await runtime.auth.createSession(runtime.owner.id, 'cli', CLI_SESSION_TTL_MS)]
+  // The owner's session in daemon.json: known exactly, not only by its shape, wherever a copy turns up.
+  runtime.redactor.add(cliTokens[0])
+  await writeDaemonFile(runtime.dataDir, { ...daemonFile, token: cliTokens[0]! })
+  // The previous session stays valid until it expires, so a CLI command that read it just before is
+  // not cut off; at most two live at once.
+  const renewal = setInterval(() => {
+    void (async () => {
+      const fresh = await runtime.auth.createSession(runtime.owner.id, 'cli', CLI_SESSION_TTL_MS)
+      runtime.redactor.add(fresh)
+      await writeDaemonFile(runtime.dataDir, { ...daemonFile, token: fresh })
+      cliTokens.unshift(fresh)
+      const expired = cliTokens.splice(2)
+      for (const token of expired) await revokeCliSession(runtime, token)
+    })().catch((error: unknown) => runtime.log.error('renewing the CLI session failed', { error }))
+  }, CLI_SESSION_RENEW_MS)
+  renewal.unref()
 
   const say = (line: string) => io.stdout.write(`${line}\n`)
   say(`Hangar ${runtime.info.version} · ${runtime.store.engine} store at ${runtime.store.location}`)
   if (runtime.ownerCreated) say(`Created the owner account "${runtime.owner.name}".`)
-  if (server.warning) io.stderr.write(`warning: ${server.warning}\n`)
+  for (const line of server.exposure ?? []) io.stderr.write(`warning: ${line}\n`)
   if (!runtime.vaultState.vault)
     io.stderr.write(`warning: ${runtime.vaultState.reason}; provider keys cannot be stored.\n`)
   say(`✓ listening on ${server.url}`)
@@ -143,12 +178,19 @@ async function serveUntilStopped(
         await runtime.scheduler.stop()
         await runtime.heartbeat.stop()
         await server.close()
-        const principal = await runtime.auth.authenticate(cliToken).catch(() => null)
-        if (principal) await runtime.auth.endSession(principal).catch(() => {})
+        clearInterval(renewal)
+        for (const token of cliTokens) await revokeCliSession(runtime, token)
         await removeDaemonFile(runtime.dataDir, bootId)
         await runtime.close()
         resolve()
       })()
     })
   })
+}
+
+/** Signs a CLI session out; one already expired or revoked (or from another store) is left as it is. */
+async function revokeCliSession(runtime: Runtime, token: string): Promise<void> {
+  const principal = await runtime.auth.authenticate(token).catch(() => null)
+  if (principal?.via === 'session' && principal.sessionKind === 'cli')
+    await runtime.auth.endSession(principal).catch(() => {})
 }

@@ -8,7 +8,8 @@ import type { Logger } from '../../core/logger.js'
 import type { AuthService } from '../../store/auth-service.js'
 import type { Store } from '../../store/store.js'
 import type { RuntimeServices } from '../app.js'
-import type { AppVariables } from '../auth-middleware.js'
+import { type AppVariables, httpGuardsOf } from '../auth-middleware.js'
+import { checkCredential } from '../auth-rate-limiter.js'
 import { toErrorEnvelope } from '../error-envelope.js'
 import { authenticatePat } from './mcp-auth.js'
 import { checkMcpBody } from './mcp-request-check.js'
@@ -26,7 +27,11 @@ export function registerMcpRoutes(app: Hono<{ Variables: AppVariables }>, deps: 
   const log = deps.log.child({ component: 'mcp' })
 
   app.post('/api/mcp', async (context) => {
-    const principal = await authenticatePat(deps.auth, context.req.header('authorization'))
+    const header = context.req.header('authorization')
+    // A request without credentials is not a guess; one with a wrong token counts towards the limit.
+    const principal = header
+      ? await checkCredential(context, httpGuardsOf(context), () => authenticatePat(deps.auth, header))
+      : await authenticatePat(deps.auth, header)
     // A JSON body is read and checked here (see mcp-request-check.ts); other content types go to the
     // SDK as they came, which refuses them with 415.
     let parsedBody: unknown = undefined
