@@ -47,27 +47,30 @@ async function proxyTo(baseUrl: string, timeouts: UpstreamTimeouts) {
   const url = await listen(
     createServer((req, res) => {
       req.resume()
-      req.once('end', () => {
-        void forwardUpstream({
-          upstream: { baseUrl },
-          urlFamily: 'anthropic',
-          family: 'anthropic',
-          method: 'POST',
-          path: '/v1/messages',
-          query: '',
-          headers: { 'content-type': 'application/json' },
-          body: Buffer.from('{}'),
-          stream: true,
-          model: undefined,
-          hideUsageChunk: false,
-          req,
-          res,
-          timeouts,
-        }).then((result) => {
-          results.push(result)
-          if (!res.headersSent) res.writeHead(result.status).end()
-        })
-      })
+      // Later than the body's end, as in the proxy (auth, budget and feeds come first).
+      req.once('end', () =>
+        setTimeout(() => {
+          void forwardUpstream({
+            upstream: { baseUrl },
+            urlFamily: 'anthropic',
+            family: 'anthropic',
+            method: 'POST',
+            path: '/v1/messages',
+            query: '',
+            headers: { 'content-type': 'application/json' },
+            body: Buffer.from('{}'),
+            stream: true,
+            model: undefined,
+            hideUsageChunk: false,
+            req,
+            res,
+            timeouts,
+          }).then((result) => {
+            results.push(result)
+            if (!res.headersSent) res.writeHead(result.status).end()
+          })
+        }, 10),
+      )
     }),
   )
   return { url, results }

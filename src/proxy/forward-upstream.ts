@@ -235,6 +235,7 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
   })
 }
 
-function clientGone({ req, res }: Pick<ForwardInput, 'req' | 'res'>): boolean {
-  return req.destroyed || res.destroyed || (res.socket?.destroyed ?? false)
+/** The client's connection closed (a fully read request is destroyed too, so only the response tells). */
+function clientGone({ res }: Pick<ForwardInput, 'res'>): boolean {
+  return res.destroyed || (res.socket?.destroyed ?? false)
 }
