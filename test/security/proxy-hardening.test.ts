@@ -179,6 +179,31 @@ describe('proxy hardening', () => {
     await until(() => openSockets(pid) <= baseline, `sockets back to ${baseline}`)
   })
 
+  // Issue 17 item 5: a loop through several Hangars (never back to this one) ends too.
+  it('marks its upstream requests with its hop and refuses a chain of 8 hops', async () => {
+    mock.enqueue(reply().text('ok'))
+    const first = await fetch(`${endpoints.anthropic}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-hangar-hop': 'other-hangar' },
+      body: messages('hi'),
+    })
+    expect(first.status).toBe(200)
+    await first.text()
+    expect(mock.requests[0]!.headers['x-hangar-hop']).toMatch(/^other-hangar, [0-9a-f-]{36}$/)
+    const chain = Array.from({ length: 8 }, (_, index) => `hangar-${index}`).join(', ')
+    const refused = await fetch(`${endpoints.anthropic}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-hangar-hop': chain },
+      body: messages('hi'),
+    })
+    expect(refused.status).toBe(508)
+    expect(await refused.json()).toMatchObject({
+      type: 'error',
+      error: { type: 'api_error', message: expect.stringMatching(/passed through 8 Hangar proxies/) },
+    })
+    expect(mock.requests).toHaveLength(1)
+  })
+
   // Issue 17 item 6: once the budget is spent, nothing reaches the model, whatever the method, path or body.
   it('refuses every request of a spent budget before any upstream call', async () => {
     const { endpoints: spender } = await mint('spender')
