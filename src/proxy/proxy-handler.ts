@@ -202,7 +202,8 @@ export function createProxyHandler(deps: ProxyDeps) {
     }
     const codings = codingsOf(req.headers['content-encoding'])
     if (!codings) {
-      const message = `the request body's Content-Encoding "${String(req.headers['content-encoding'])}" is not one the proxy reads: send it unencoded, or as gzip, deflate or br`
+      const coding = String(req.headers['content-encoding']).slice(0, 100)
+      const message = `the request body's Content-Encoding "${coding}" is not one the proxy reads: send it unencoded, or as gzip, deflate or br`
       await finish(sendError(res, urlFamily, 'unsupported_media_type', message), 'unsupported content coding')
       return
     }
