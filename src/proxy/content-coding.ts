@@ -1,20 +1,24 @@
-// HTTP content codings the proxy can read: the request body it rewrites (decoded at once, bounded) and the
-// response copy its usage meter reads (decoded as it streams). One list, so both directions agree.
+// HTTP content codings the proxy can read: the request body it rewrites (decoded off the event loop, bounded)
+// and the response copy its usage meter reads (decoded as it streams). One list, so both directions agree.
+import { promisify } from 'node:util'
 import {
-  brotliDecompressSync,
+  brotliDecompress,
   createBrotliDecompress,
   createGunzip,
   createInflate,
-  gunzipSync,
-  inflateSync,
+  gunzip,
+  inflate,
+  type ZlibOptions,
 } from 'node:zlib'
 import type { Transform } from 'node:stream'
 
-type Coding = 'identity' | 'gzip' | 'deflate' | 'br'
+type Coding = 'gzip' | 'deflate' | 'br'
 
-function codingOf(header: string | undefined): Coding | undefined {
-  switch ((header ?? '').trim().toLowerCase()) {
-    case '':
+/** More layers than any client sends: a longer list is refused rather than decoded layer after layer. */
+const MAX_CODINGS = 3
+
+function codingOf(name: string): Coding | 'identity' | undefined {
+  switch (name.trim().toLowerCase()) {
     case 'identity':
       return 'identity'
     case 'gzip':
@@ -29,26 +33,63 @@ function codingOf(header: string | undefined): Coding | undefined {
   }
 }
 
-/** The decoded body, or undefined for a coding we do not know; throws on a corrupt or oversize one. */
-export function decodeBody(body: Buffer, header: string | undefined, maxBytes: number): Buffer | undefined {
-  const options = { maxOutputLength: maxBytes }
-  switch (codingOf(header)) {
-    case 'identity':
-      return body
-    case 'gzip':
-      return gunzipSync(body, options)
-    case 'deflate':
-      return inflateSync(body, options)
-    case 'br':
-      return brotliDecompressSync(body, options)
-    default:
-      return undefined
+/**
+ * The codings of a `Content-Encoding` header in the order they were applied, identity left out (`[]` for
+ * none), or undefined when one is unknown (`compress`, `zstd`, a typo) or there are too many.
+ */
+export function codingsOf(header: string | string[] | undefined): Coding[] | undefined {
+  const names = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',')
+  const codings: Coding[] = []
+  for (const name of names) {
+    if (name.trim() === '') continue
+    const coding = codingOf(name)
+    if (coding === undefined) return undefined
+    if (coding !== 'identity') codings.push(coding)
   }
+  return codings.length > MAX_CODINGS ? undefined : codings
+}
+
+/** The decoded body would be larger than the limit (a decompression bomb, or just too big). */
+export class DecodedBodyTooLarge extends Error {}
+
+/** The body is not what its coding says (corrupt or truncated). */
+export class UndecodableBody extends Error {}
+
+const DECODE: Record<Coding, (body: Buffer, options: ZlibOptions) => Promise<Buffer>> = {
+  gzip: promisify(gunzip),
+  deflate: promisify(inflate),
+  br: promisify(brotliDecompress) as (body: Buffer, options: ZlibOptions) => Promise<Buffer>,
+}
+
+/**
+ * The body with its codings undone, last applied first. zlib works on its thread pool, so a bomb never
+ * blocks the event loop, and each layer stops at `maxBytes` (DecodedBodyTooLarge).
+ */
+export async function decodeBody(
+  body: Buffer,
+  codings: readonly Coding[],
+  maxBytes: number,
+): Promise<Buffer> {
+  let decoded = body
+  // Larger chunks than zlib's 16 KB default: fewer hops between the pool and the event loop.
+  const options = { maxOutputLength: maxBytes, chunkSize: 64 * 1024 }
+  for (const coding of [...codings].reverse()) {
+    try {
+      decoded = await DECODE[coding](decoded, options)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw new DecodedBodyTooLarge()
+      throw new UndecodableBody(`the ${coding} request body could not be decompressed`)
+    }
+  }
+  return decoded
 }
 
 /** A streaming decoder for an encoded body; undefined when it is not encoded (or not in a coding we know). */
 export function createBodyDecoder(header: string | undefined): Transform | undefined {
-  switch (codingOf(header)) {
+  const codings = codingsOf(header)
+  // Usage is read from a copy: a layered or unknown response coding is passed on unread.
+  if (codings?.length !== 1) return undefined
+  switch (codings[0]) {
     case 'gzip':
       return createGunzip()
     case 'deflate':

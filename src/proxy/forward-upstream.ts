@@ -1,9 +1,12 @@
 // Sends one proxied request upstream and passes the response back as it arrives: status and headers
 // first, then every chunk the moment it comes (with backpressure), bytes unchanged — a gzip body stays
 // gzip with its header. Usage is read from a decoded copy on the side. When the client goes away the
-// upstream request is destroyed, so the provider stops generating (and billing).
+// upstream request is destroyed, so the provider stops generating (and billing). Every request has a
+// connect and an idle deadline, so a silent upstream fails the request instead of holding it (and its
+// socket) forever.
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
 import https from 'node:https'
+import type { Socket } from 'node:net'
 import { createBodyDecoder } from './content-coding.js'
 import type { ProxyFamily } from './families.js'
 import { createUsageChunkFilter } from './openai-usage-opt-in.js'
@@ -43,9 +46,19 @@ const AUTH_HEADERS = ['authorization', 'x-api-key', 'x-goog-api-key']
  */
 export const STAND_IN_KEY = 'hangar-proxy-holds-the-key'
 
+/** A pooled connection unused this long is closed: an idle socket never stays open for good. */
+const FREE_SOCKET_TIMEOUT_MS = 30_000
+
 const agents = {
-  http: new http.Agent({ keepAlive: true, maxSockets: 256 }),
-  https: new https.Agent({ keepAlive: true, maxSockets: 256 }),
+  http: new http.Agent({ keepAlive: true, maxSockets: 256, timeout: FREE_SOCKET_TIMEOUT_MS }),
+  https: new https.Agent({ keepAlive: true, maxSockets: 256, timeout: FREE_SOCKET_TIMEOUT_MS }),
+}
+
+export interface UpstreamTimeouts {
+  /** The connection (TCP, plus TLS for https) must be up within this long (proxy.upstreamConnectTimeoutMs). */
+  connectMs: number
+  /** No response headers, or no body bytes mid-stream, for this long (proxy.upstreamIdleTimeoutMs). */
+  idleMs: number
 }
 
 /**
@@ -87,6 +100,7 @@ export interface ForwardInput {
   hideUsageChunk: boolean
   req: IncomingMessage
   res: ServerResponse
+  timeouts: UpstreamTimeouts
 }
 
 export interface ForwardResult {
@@ -94,6 +108,8 @@ export interface ForwardResult {
   usage: MeteredUsage | undefined
   /** Why the upstream could not be reached (nothing was sent to the client then). */
   unreachable?: string
+  /** Which deadline the upstream missed; before the response headers nothing was sent to the client. */
+  timedOut?: 'connect' | 'idle'
   aborted: boolean
 }
 
@@ -118,12 +134,20 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
     headers['content-length'] = String(input.body.length)
 
   return new Promise((resolve) => {
+    // The client left while its body was read or feeds fetched: nothing is sent upstream.
+    if (clientGone(input)) return resolve({ status: 499, usage: undefined, aborted: true })
     let settled = false
     let aborted = false
-    const done = (result: Omit<ForwardResult, 'aborted'>) => {
+    let timedOut: 'connect' | 'idle' | undefined
+    let idleTimer: NodeJS.Timeout | undefined
+    // Held back for a slow client: that is not the upstream's silence.
+    let paused = false
+    const done = (result: Omit<ForwardResult, 'aborted' | 'timedOut'>) => {
       if (settled) return
       settled = true
-      resolve({ ...result, aborted })
+      clearTimeout(connectTimer)
+      clearTimeout(idleTimer)
+      resolve({ ...result, aborted, ...(timedOut && { timedOut }) })
     }
     const client = target.protocol === 'https:' ? https : http
     const pool = input.upstream.agents ?? agents
@@ -132,6 +156,24 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
       headers,
       agent: target.protocol === 'https:' ? pool.https : pool.http,
     })
+    const expire = (deadline: 'connect' | 'idle') => {
+      if (deadline === 'idle' && paused) return
+      timedOut = deadline
+      upstreamRequest.destroy(new Error(`upstream ${deadline} timeout`))
+    }
+    const watchIdle = () => {
+      clearTimeout(connectTimer)
+      idleTimer = setTimeout(expire, input.timeouts.idleMs, 'idle')
+    }
+    // From now: a request waiting for a free socket in the pool waits on this deadline too.
+    const connectTimer = setTimeout(expire, input.timeouts.connectMs, 'connect')
+    upstreamRequest.once('socket', (socket: Socket) => {
+      // A pooled socket is already up; a new one is still resolving or connecting.
+      if (!socket.connecting) return watchIdle()
+      socket.once(target.protocol === 'https:' ? 'secureConnect' : 'connect', watchIdle)
+    })
+    // The body is out: the upstream's silence counts from here.
+    upstreamRequest.once('finish', () => idleTimer?.refresh())
     res.once('close', () => {
       if (!res.writableFinished) {
         aborted = true
@@ -144,9 +186,11 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
         res.destroy()
         return done({ status: 502, usage: undefined })
       }
+      if (timedOut) return done({ status: 504, usage: undefined })
       done({ status: 502, usage: undefined, unreachable: error.code ?? error.message })
     })
     upstreamRequest.once('response', (upstreamResponse) => {
+      idleTimer?.refresh()
       const status = upstreamResponse.statusCode ?? 502
       const filter = input.hideUsageChunk && status < 300 ? createUsageChunkFilter() : undefined
       const responseHeaders: Record<string, string | string[]> = {}
@@ -164,16 +208,24 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
         ? new Promise<void>((ok) => decoder.once('end', ok).once('error', ok))
         : undefined
 
+      const resume = () => {
+        paused = false
+        idleTimer?.refresh()
+        upstreamResponse.resume()
+      }
       upstreamResponse.on('data', (chunk: Buffer) => {
+        idleTimer?.refresh()
         if (decoder) decoder.write(chunk)
         else meter?.push(chunk)
         const out = filter ? filter.push(chunk) : chunk
         if (out.length > 0 && !res.write(out)) {
+          paused = true
           upstreamResponse.pause()
-          res.once('drain', () => upstreamResponse.resume())
+          res.once('drain', resume)
         }
       })
       upstreamResponse.once('end', () => {
+        clearTimeout(idleTimer)
         const tail = filter?.end()
         if (tail && tail.length > 0) res.write(tail)
         res.end()
@@ -188,4 +240,9 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
     })
     upstreamRequest.end(input.body)
   })
+}
+
+/** The client's connection closed (a fully read request is destroyed too, so only the response tells). */
+function clientGone({ res }: Pick<ForwardInput, 'res'>): boolean {
+  return res.destroyed || (res.socket?.destroyed ?? false)
 }

@@ -9,6 +9,9 @@ export type ProxyErrorKind =
   | 'budget_exceeded'
   | 'upstream_unreachable'
   | 'not_found'
+  | 'unsupported_media_type'
+  | 'upstream_timeout'
+  | 'loop_detected'
 
 const STATUS: Record<ProxyErrorKind, number> = {
   unauthorized: 401,
@@ -17,6 +20,9 @@ const STATUS: Record<ProxyErrorKind, number> = {
   budget_exceeded: 403,
   upstream_unreachable: 502,
   not_found: 404,
+  unsupported_media_type: 415,
+  upstream_timeout: 504,
+  loop_detected: 508,
 }
 
 const ANTHROPIC_TYPE: Record<ProxyErrorKind, string> = {
@@ -26,6 +32,9 @@ const ANTHROPIC_TYPE: Record<ProxyErrorKind, string> = {
   budget_exceeded: 'permission_error',
   upstream_unreachable: 'api_error',
   not_found: 'not_found_error',
+  unsupported_media_type: 'invalid_request_error',
+  upstream_timeout: 'timeout_error',
+  loop_detected: 'api_error',
 }
 
 const GEMINI_STATUS: Record<ProxyErrorKind, string> = {
@@ -35,6 +44,9 @@ const GEMINI_STATUS: Record<ProxyErrorKind, string> = {
   budget_exceeded: 'PERMISSION_DENIED',
   upstream_unreachable: 'UNAVAILABLE',
   not_found: 'NOT_FOUND',
+  unsupported_media_type: 'INVALID_ARGUMENT',
+  upstream_timeout: 'DEADLINE_EXCEEDED',
+  loop_detected: 'FAILED_PRECONDITION',
 }
 
 export function proxyErrorBody(

@@ -2,13 +2,16 @@
 // request handler (not a framework route) so the body is read once, the response is passed through chunk
 // by chunk with backpressure, and nothing is buffered or re-encoded on the way back. Feeds are spliced
 // into the raw request body (lossless); usage is read from a decoded copy of the response.
+// Before anything goes upstream, on every method and path: a request that already passed through this
+// Hangar is refused (a loop), the token must be live (read per request, so a revocation holds at once) and
+// the profile's budget unspent; a body in a coding we cannot read is refused rather than passed on unread.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Logger } from '../core/logger.js'
 import type { FeedCaps, FeedFetcher, InjectedFeedSummary, ResolvedFeed } from '../feeds/index.js'
 import { formatFeedBlocks } from '../feeds/index.js'
-import { decodeBody } from './content-coding.js'
+import { codingsOf, decodeBody, DecodedBodyTooLarge } from './content-coding.js'
 import { familyOfPath, type ProxyFamily } from './families.js'
-import { forwardUpstream, type Upstream } from './forward-upstream.js'
+import { forwardUpstream, type Upstream, type UpstreamTimeouts } from './forward-upstream.js'
 import { injectFeeds } from './inject-feeds.js'
 import { requestStreamUsage } from './openai-usage-opt-in.js'
 import { proxyErrorBody, type ProxyErrorKind, type UrlFamily } from './proxy-errors.js'
@@ -34,6 +37,8 @@ export interface ProxiedRequest {
   feeds: InjectedFeedSummary[]
   usage: MeteredUsage | undefined
   error: string | undefined
+  /** What the request's run should be told (an `error` event): the upstream missed a deadline. */
+  runError?: { code: 'timeout'; message: string; retryable: boolean }
   startedAt: Date
   durationMs: number
 }
@@ -46,6 +51,9 @@ export interface ProxyDeps {
   caps: FeedCaps
   openaiPlacement: 'system' | 'user'
   bodyLimitBytes: number
+  /** This proxy's own id in the hop header: seeing it come back in means the request looped. */
+  instanceId: string
+  timeouts: UpstreamTimeouts
   /** A message when the session's profile has spent its budget (no upstream call is made then). */
   budgetExceeded(session: ProxySession): Promise<string | undefined>
   /** Stores the request; never throws (failures are logged by the implementation). */
@@ -55,6 +63,24 @@ export interface ProxyDeps {
 
 const URL_FAMILIES = new Set<string>(['anthropic', 'openai', 'gemini'])
 const PREFIX = '/proxy/'
+
+/** Sent on every upstream request: the ids of the Hangar proxies the request went through, in order. */
+export const HOP_HEADER = 'x-hangar-hop'
+/** A chain this long through other Hangars is a loop too (one that never comes back to us). */
+const MAX_HOPS = 8
+
+/** The hop ids a request arrived with. */
+function hopsOf(header: string | string[] | undefined): string[] {
+  const value = Array.isArray(header) ? header.join(',') : (header ?? '')
+  return value
+    .split(',')
+    .map((hop) => hop.trim())
+    .filter((hop) => hop !== '')
+}
+
+function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`
+}
 
 export function isProxyPath(url: string | undefined): boolean {
   return url !== undefined && url.startsWith(PREFIX)
@@ -123,6 +149,16 @@ export function createProxyHandler(deps: ProxyDeps) {
       )
       return
     }
+    const hops = hopsOf(req.headers[HOP_HEADER])
+    if (hops.includes(deps.instanceId) || hops.length >= MAX_HOPS) {
+      // Logged here, once: the request goes no further, so the loop ends at its first repeat.
+      log.warn('refused a proxy loop', { family: urlFamily, path: rest, hops: hops.length })
+      const message = hops.includes(deps.instanceId)
+        ? "this request came back to the Hangar proxy that forwarded it: the provider's base URL points at Hangar's own proxy; set it to the provider's endpoint"
+        : `this request passed through ${hops.length} Hangar proxies: a base URL points from one to the next; set it to the provider's endpoint`
+      sendError(res, urlFamily, 'loop_detected', message)
+      return
+    }
     const session = await deps.authenticate(token).catch((error: unknown) => {
       log.error('proxy token lookup failed', { error })
       return undefined
@@ -158,37 +194,52 @@ export function createProxyHandler(deps: ProxyDeps) {
       await deps.record(session, outcome)
     }
 
+    // Every method, path and body (empty, or in any coding) meets the budget before anything goes upstream.
+    const overBudget = await deps.budgetExceeded(session)
+    if (overBudget) {
+      await finish(sendError(res, urlFamily, 'budget_exceeded', overBudget), overBudget)
+      return
+    }
+    const codings = codingsOf(req.headers['content-encoding'])
+    if (!codings) {
+      const coding = String(req.headers['content-encoding']).slice(0, 100)
+      const message = `the request body's Content-Encoding "${coding}" is not one the proxy reads: send it unencoded, or as gzip, deflate or br`
+      await finish(sendError(res, urlFamily, 'unsupported_media_type', message), 'unsupported content coding')
+      return
+    }
+
+    const limitMb = Math.round(deps.bodyLimitBytes / (1024 * 1024))
+    const tooLarge = (what: string) =>
+      `the request body${what} is larger than the proxy's limit of ${limitMb} MB (proxy.bodyLimitMb in hangar.yaml)`
     let body: Buffer
     try {
       body = await readBody(req, deps.bodyLimitBytes)
     } catch (error) {
-      if (error instanceof BodyTooLarge) {
-        const limitMb = Math.round(deps.bodyLimitBytes / (1024 * 1024))
-        const message = `the request body is larger than the proxy's limit of ${limitMb} MB (proxy.bodyLimitMb in hangar.yaml)`
-        await finish(sendError(res, urlFamily, 'payload_too_large', message), 'body too large')
-      } else res.destroy()
+      if (error instanceof BodyTooLarge)
+        await finish(sendError(res, urlFamily, 'payload_too_large', tooLarge('')), 'body too large')
+      else res.destroy()
       return
     }
 
     const headers = { ...req.headers }
-    const rewrite = route.injectable && method === 'POST' && body.length > 0
-    let text: string | undefined
-    let decoded: Buffer | undefined
-    if (rewrite) {
+    if (route.injectable && method === 'POST' && body.length > 0) {
+      let decoded: Buffer
       try {
-        decoded = decodeBody(body, headers['content-encoding'], deps.bodyLimitBytes)
-      } catch {
-        await finish(sendError(res, urlFamily, 'invalid_json', 'the request body could not be decompressed'))
+        decoded = await decodeBody(body, codings, deps.bodyLimitBytes)
+      } catch (error) {
+        if (error instanceof DecodedBodyTooLarge) {
+          const message = tooLarge(' (decompressed)')
+          await finish(sendError(res, urlFamily, 'payload_too_large', message), 'body too large')
+        } else {
+          const message = (error as Error).message
+          await finish(sendError(res, urlFamily, 'invalid_json', message), message)
+        }
         return
       }
-      if (decoded) {
-        text = decoded.toString('utf8')
-        // Decoded bytes are what goes upstream now: the header must say so.
-        delete headers['content-encoding']
-      }
-    }
-    if (text !== undefined && decoded !== undefined) {
-      const original = text
+      // Decoded bytes are what goes upstream now: the header must say so.
+      delete headers['content-encoding']
+      const original = decoded.toString('utf8')
+      let text = original
       let parsed: unknown
       try {
         parsed = JSON.parse(text)
@@ -203,11 +254,6 @@ export function createProxyHandler(deps: ProxyDeps) {
       }
       outcome.model = modelOf(route.family, parsed, rest)
       if (route.family !== 'gemini') outcome.stream = (parsed as { stream?: unknown }).stream === true
-      const overBudget = await deps.budgetExceeded(session)
-      if (overBudget) {
-        await finish(sendError(res, urlFamily, 'budget_exceeded', overBudget), overBudget)
-        return
-      }
       const { feeds, project } = await deps.feedsFor(session)
       if (feeds.length > 0) {
         const results = await deps.fetcher.collect(feeds, {
@@ -240,6 +286,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         await finish(sendError(res, urlFamily, 'upstream_unreachable', message), message)
         return
       }
+      headers[HOP_HEADER] = [...hops, deps.instanceId].join(', ')
       const result = await forwardUpstream({
         upstream,
         urlFamily: urlFamily!,
@@ -254,8 +301,18 @@ export function createProxyHandler(deps: ProxyDeps) {
         hideUsageChunk,
         req,
         res,
+        timeouts: deps.timeouts,
       })
       outcome.usage = result.usage
+      if (result.timedOut) {
+        const message = timeoutMessage(upstream, result.timedOut)
+        outcome.runError = { code: 'timeout', message, retryable: true }
+        const status = res.headersSent
+          ? result.status
+          : sendError(res, urlFamily, 'upstream_timeout', message)
+        await finish(status, message)
+        return
+      }
       if (result.unreachable) {
         const message = `the model provider could not be reached: ${result.unreachable}`
         await finish(sendError(res, urlFamily, 'upstream_unreachable', message), message)
@@ -263,5 +320,13 @@ export function createProxyHandler(deps: ProxyDeps) {
       }
       await finish(result.status, result.aborted ? 'client went away' : undefined)
     }
+  }
+
+  function timeoutMessage(upstream: Upstream, deadline: 'connect' | 'idle'): string {
+    // The host only: a base URL may carry credentials or a key in its query.
+    const host = URL.canParse(upstream.baseUrl) ? new URL(upstream.baseUrl).host : 'its base URL'
+    return deadline === 'connect'
+      ? `the model provider at ${host} did not accept a connection within ${seconds(deps.timeouts.connectMs)} (proxy.upstreamConnectTimeoutMs in hangar.yaml)`
+      : `the model provider at ${host} sent nothing for ${seconds(deps.timeouts.idleMs)} (proxy.upstreamIdleTimeoutMs in hangar.yaml)`
   }
 }

@@ -1,6 +1,7 @@
 // The proxy as the runs see it: a token per run (or per `hangar env`), the endpoint each agent is given,
 // the request log and `usage` events, budgets, and the run's totals at its end. The wire work itself is
 // in src/proxy; this wires it to the store, the vault, hangar.yaml and the running runs.
+import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import path from 'node:path'
 import type { AdapterDef, ModelEndpoint, ModelFamily } from '../adapters/types.js'
@@ -28,7 +29,6 @@ import { createProxyUpstreams } from './proxy-upstreams.js'
 import type { RunService } from './run-service.js'
 
 const RUN_TOKEN_TTL_MS = 7 * 24 * 3600 * 1000
-const SESSION_CACHE_MS = 2_000
 
 /** Provider keys an agent never inherits when its traffic goes through the proxy. */
 const PROVIDER_KEY_ENV = [
@@ -89,6 +89,8 @@ export function createModelProxy(options: {
   projectDir: string
   log: Logger
   fetcher?: FeedFetcher
+  /** This proxy's id in the hop header of its upstream requests (default: a fresh one per process). */
+  instanceId?: string
 }) {
   const { store, auth, config, env, log } = options
   const upstreams = createProxyUpstreams({ ...options, profileFor })
@@ -104,7 +106,6 @@ export function createModelProxy(options: {
       },
     })
   const manifests = new Map<string, ResolvedFeed[]>()
-  const sessions = new Map<string, { session: Promise<ProxySession | undefined>; until: number }>()
   let baseUrl: string | undefined
 
   /**
@@ -131,16 +132,6 @@ export function createModelProxy(options: {
     if (isAdapterId(profile)) return null
     const stored = await store.forUser(userId).profiles.get(profile)
     return ProfileSchema.safeParse(stored?.definition).data ?? null
-  }
-
-  function authenticate(token: string): Promise<ProxySession | undefined> {
-    const now = Date.now()
-    const cached = sessions.get(token)
-    if (cached && cached.until > now) return cached.session
-    const session = auth.authenticateProxy(token)
-    sessions.set(token, { session, until: now + SESSION_CACHE_MS })
-    if (sessions.size > 10_000) sessions.delete(sessions.keys().next().value!)
-    return session
   }
 
   async function budgetExceeded(session: ProxySession): Promise<string | undefined> {
@@ -190,6 +181,8 @@ export function createModelProxy(options: {
     } catch (error) {
       log.error('could not record a proxied request', { error })
     }
+    if (session.runId && request.runError)
+      options.runs.emitTo(session.runId, { type: 'error', ...request.runError })
     if (session.runId && request.usage)
       options.runs.emitTo(session.runId, {
         type: 'usage',
@@ -207,13 +200,20 @@ export function createModelProxy(options: {
   }
 
   const handler = createProxyHandler({
-    authenticate,
+    // Read per request, never cached: a revoked token (or a disabled user) stops at the next request, on
+    // every daemon sharing the store.
+    authenticate: (token) => auth.authenticateProxy(token),
     upstreamFor: (session, family) => upstreams.upstreamFor(session, family),
     feedsFor: async (session) => ({ feeds: await manifestFor(session.profile, session.userId), project }),
     fetcher,
     caps: { perFeedBytes: config.proxy.feedMaxBytes, totalBytes: config.proxy.feedTotalMaxBytes },
     openaiPlacement: config.proxy.openaiPlacement,
     bodyLimitBytes: Math.round(config.proxy.bodyLimitMb * 1024 * 1024),
+    instanceId: options.instanceId ?? randomUUID(),
+    timeouts: {
+      connectMs: config.proxy.upstreamConnectTimeoutMs,
+      idleMs: config.proxy.upstreamIdleTimeoutMs,
+    },
     budgetExceeded,
     record,
     log,
@@ -270,7 +270,6 @@ export function createModelProxy(options: {
   async function closeRun(userId: string, runId: string): Promise<UsageTotals | undefined> {
     const scope = store.forUser(userId)
     await scope.tokens.revokeForRun(runId)
-    sessions.clear()
     const { usage, requests } = await scope.proxyRequests.totalsForRun(runId)
     return requests > 0 ? usage : undefined
   }

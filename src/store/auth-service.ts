@@ -12,6 +12,8 @@ export const DEFAULT_TOKEN_TTL_MS = 90 * 86_400_000
 export const LOGIN_LINK_TTL_MS = 15 * 60_000
 export const INVITE_LINK_TTL_MS = 7 * 86_400_000
 export const BROWSER_SESSION_TTL_MS = 30 * 86_400_000
+/** How stale a proxy token's `lastUsedAt` may get: the proxy's hot path skips the write in between. */
+const PROXY_TOUCH_EVERY_MS = 60_000
 /** 100 years. Longer would reach past year 9999, where ISO dates stop sorting (or stop existing). */
 export const MAX_TOKEN_TTL_MS = 36_500 * 86_400_000
 
@@ -142,7 +144,10 @@ export function createAuthService(options: AuthServiceOptions) {
       if (row.revoked_at || row.expires_at <= clock().toISOString()) return undefined
       const user = await store.users.findById(row.user_id)
       if (!user || user.disabledAt) return undefined
-      await store.authLookups.touchToken(row.id)
+      // Read on every proxied request (so a revocation holds at once); written at most once a minute.
+      const now = clock().getTime()
+      if (!row.last_used_at || Date.parse(row.last_used_at) < now - PROXY_TOUCH_EVERY_MS)
+        await store.authLookups.touchToken(row.id)
       return { tokenId: row.id, userId: row.user_id, runId: row.run_id, profile: row.profile }
     },
 

@@ -1,0 +1,196 @@
+// Issue 17 items 5 and 10: an upstream that never answers, stops mid-stream or never accepts the
+// connection used to hold the request, and its socket, forever; a client that left did not always free
+// the upstream socket. Each case here runs forwardUpstream behind a real listener against a real upstream.
+import { type ChildProcess, spawn } from 'node:child_process'
+import {
+  createServer,
+  type IncomingMessage,
+  request as httpRequest,
+  type Server,
+  type ServerResponse,
+} from 'node:http'
+import { type AddressInfo, connect, type Socket } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import { type ForwardResult, forwardUpstream, type UpstreamTimeouts } from './forward-upstream.js'
+
+const cleanups: (() => unknown)[] = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+})
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections()
+      }),
+  )
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+/** An upstream the test scripts, counting the connections it holds open. */
+async function capture(handle: (req: IncomingMessage, res: ServerResponse) => void) {
+  const open = new Set<Socket>()
+  const server = createServer(handle)
+  server.on('connection', (socket: Socket) => {
+    open.add(socket)
+    socket.once('close', () => open.delete(socket))
+  })
+  return { url: await listen(server), open }
+}
+
+/** A listener that forwards every request to `baseUrl` and reports each result. */
+async function proxyTo(baseUrl: string, timeouts: UpstreamTimeouts) {
+  const results: ForwardResult[] = []
+  const url = await listen(
+    createServer((req, res) => {
+      req.resume()
+      // Later than the body's end, as in the proxy (auth, budget and feeds come first).
+      req.once('end', () =>
+        setTimeout(() => {
+          void forwardUpstream({
+            upstream: { baseUrl },
+            urlFamily: 'anthropic',
+            family: 'anthropic',
+            method: 'POST',
+            path: '/v1/messages',
+            query: '',
+            headers: { 'content-type': 'application/json' },
+            body: Buffer.from('{}'),
+            stream: true,
+            model: undefined,
+            hideUsageChunk: false,
+            req,
+            res,
+            timeouts,
+          }).then((result) => {
+            results.push(result)
+            if (!res.headersSent) res.writeHead(result.status).end()
+          })
+        }, 10),
+      )
+    }),
+  )
+  return { url, results }
+}
+
+function post(url: string): Promise<{ status: number; body: string; error?: string }> {
+  return new Promise((resolve) => {
+    const req = httpRequest(`${url}/v1/messages`, { method: 'POST' }, (res) => {
+      let body = ''
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()))
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, body }))
+      res.once('error', (error) => resolve({ status: res.statusCode ?? 0, body, error: error.message }))
+    })
+    req.once('error', (error) => resolve({ status: 0, body: '', error: error.message }))
+    req.end('{}')
+  })
+}
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`still waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+const generous = { connectMs: 10_000, idleMs: 10_000 }
+
+describe('forwardUpstream', () => {
+  it('fails a request whose upstream sends no headers within the idle timeout, and closes its socket', async () => {
+    const upstream = await capture(() => {})
+    const proxy = await proxyTo(upstream.url, { connectMs: 10_000, idleMs: 300 })
+    const answer = await post(proxy.url)
+    expect(answer.status).toBe(504)
+    expect(proxy.results[0]).toMatchObject({ timedOut: 'idle', aborted: false })
+    await until(() => upstream.open.size === 0, 'the upstream socket to close')
+  })
+
+  it('cuts a stream that stops mid-way after the idle timeout', async () => {
+    const upstream = await capture((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.write('event: ping\ndata: {}\n\n')
+    })
+    const proxy = await proxyTo(upstream.url, { connectMs: 10_000, idleMs: 300 })
+    const answer = await post(proxy.url)
+    expect(answer.status).toBe(200)
+    expect(answer.body).toContain('ping')
+    expect(answer.error).toBeDefined()
+    expect(proxy.results[0]).toMatchObject({ timedOut: 'idle' })
+    await until(() => upstream.open.size === 0, 'the upstream socket to close')
+  })
+
+  it('keeps a stream whose chunks come more often than the idle timeout', async () => {
+    const upstream = await capture((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      let sent = 0
+      const timer = setInterval(() => {
+        res.write(`data: ${sent}\n\n`)
+        if (++sent === 8) {
+          clearInterval(timer)
+          res.end()
+        }
+      }, 100)
+    })
+    const proxy = await proxyTo(upstream.url, { connectMs: 10_000, idleMs: 400 })
+    const answer = await post(proxy.url)
+    expect(answer).toMatchObject({ status: 200 })
+    expect(answer.body).toContain('data: 7')
+    expect(proxy.results[0]?.timedOut).toBeUndefined()
+  })
+
+  it('fails a connection the upstream never accepts after the connect timeout', async () => {
+    // A listener whose process is blocked: once its accept queue is full, new connections hang in SYN.
+    const child: ChildProcess = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const s = require('node:net').createServer().listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
+           console.log(s.address().port)
+           Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0)
+         })`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    )
+    cleanups.push(() => child.kill('SIGKILL'))
+    const port = await new Promise<number>((resolve) =>
+      child.stdout!.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim()))),
+    )
+    const fillers: Socket[] = []
+    cleanups.push(() => fillers.forEach((socket) => socket.destroy()))
+    // Fill the accept queue (its length is backlog + 1 on Linux; a few more do no harm).
+    for (let index = 0; index < 4; index++) {
+      const socket = connect(port, '127.0.0.1')
+      socket.on('error', () => {})
+      fillers.push(socket)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const proxy = await proxyTo(`http://127.0.0.1:${port}`, { connectMs: 300, idleMs: 60_000 })
+    const answer = await post(proxy.url)
+    expect(answer.status).toBe(504)
+    expect(proxy.results[0]).toMatchObject({ timedOut: 'connect' })
+  })
+
+  it('destroys the upstream request when the client goes away', async () => {
+    let started!: () => void
+    const upstreamStarted = new Promise<void>((resolve) => (started = resolve))
+    const upstream = await capture((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.write('data: first\n\n')
+      started()
+    })
+    const proxy = await proxyTo(upstream.url, generous)
+    const client = httpRequest(`${proxy.url}/v1/messages`, { method: 'POST' }, (res) => {
+      res.once('data', () => client.destroy())
+    })
+    client.on('error', () => {})
+    client.end('{}')
+    await upstreamStarted
+    await until(() => proxy.results.length === 1, 'the forward to settle')
+    expect(proxy.results[0]).toMatchObject({ aborted: true })
+    await until(() => upstream.open.size === 0, 'the upstream socket to close')
+  })
+})
