@@ -17,6 +17,7 @@ import type { ActionsService } from './actions-service.js'
 import { resolveBuiltinModel } from './builtin-model.js'
 import type { ModelProxy } from './model-proxy.js'
 import type { ActiveRun, RunEnd, RunService } from './run-service.js'
+import { loadUserProfiles, profileNamed } from './resolve-agent.js'
 
 export const SAFE_CLASSIFICATIONS: readonly WriteClassification[] = ['safe_create', 'safe_update']
 
@@ -256,7 +257,9 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
     async continueAfter(userId: string, runId: string, hooks: RunHooks = {}): Promise<Run> {
       const previous = await store.forUser(userId).runs.get(runId)
       if (!previous?.conversationId) throw new AppError('not_found', `no built-in agent run ${runId}`)
-      const profile = options.config.agents[previous.agent] ?? null
+      // As the first run resolved it: hangar.yaml's profile, else the user's own (made in the UI or API).
+      const profile =
+        profileNamed(previous.agent, options.config, await loadUserProfiles(store, userId)) ?? null
       const active = await runs.start(
         userId,
         {

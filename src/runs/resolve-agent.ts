@@ -35,13 +35,25 @@ export async function loadUserProfiles(store: Store, userId: string): Promise<Us
   return profiles
 }
 
+/**
+ * A profile by name: hangar.yaml's, else the user's own. Every run resolves its profile here — a first run
+ * and the continuation after a decision alike — so a stored profile never falls back to defaults.
+ */
+export function profileNamed(
+  name: string,
+  config: Pick<HangarConfig, 'agents'>,
+  userProfiles: UserProfiles,
+): ProfileConfig | undefined {
+  return config.agents[name] ?? userProfiles[name]
+}
+
 function fromName(
   name: string,
   config: HangarConfig,
   registry: AdapterRegistry,
   userProfiles: UserProfiles,
 ): { adapterId: string; profile: ProfileConfig | null } {
-  const profile = config.agents[name] ?? userProfiles[name]
+  const profile = profileNamed(name, config, userProfiles)
   if (profile) return { adapterId: profile.adapter, profile }
   if (name === 'builtin' || registry.get(name)) return { adapterId: name, profile: null }
   const profiles = [...new Set([...Object.keys(config.agents), ...Object.keys(userProfiles)])]
