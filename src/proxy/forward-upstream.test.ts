@@ -11,7 +11,12 @@ import {
 } from 'node:http'
 import { type AddressInfo, connect, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type ForwardResult, forwardUpstream, type UpstreamTimeouts } from './forward-upstream.js'
+import {
+  type ForwardResult,
+  forwardUpstream,
+  type UpstreamTimeouts,
+  upstreamUrl,
+} from './forward-upstream.js'
 
 const cleanups: (() => unknown)[] = []
 afterEach(async () => {
@@ -192,5 +197,23 @@ describe('forwardUpstream', () => {
     await until(() => proxy.results.length === 1, 'the forward to settle')
     expect(proxy.results[0]).toMatchObject({ aborted: true })
     await until(() => upstream.open.size === 0, 'the upstream socket to close')
+  })
+})
+
+// Found while merging issue 17: a `..` in a proxied path climbed above the path of the operator's base URL
+// (a gateway prefix) with the operator's key. The handler refuses such paths; this is the backstop.
+describe('upstreamUrl', () => {
+  it('keeps every path under the base URL’s own path', () => {
+    expect(upstreamUrl('anthropic', 'http://gw.example/team/anthropic', '/v1/messages', '?beta=1').href).toBe(
+      'http://gw.example/team/anthropic/v1/messages?beta=1',
+    )
+    expect(upstreamUrl('openai', 'http://gw.example/team/v1', '/v1/chat/completions', '').href).toBe(
+      'http://gw.example/team/v1/chat/completions',
+    )
+    for (const path of ['/v1/../../admin', '/../secrets', '/v1/%2e%2e/%2e%2e/admin']) {
+      expect(() => upstreamUrl('anthropic', 'http://gw.example/team/anthropic', path, ''), path).toThrow(
+        /leaves the upstream's base path/,
+      )
+    }
   })
 })

@@ -75,7 +75,13 @@ export function upstreamUrl(urlFamily: UrlFamily, baseUrl: string, path: string,
     const version = /\/v\d+[a-z0-9]*$/.exec(base)?.[0]
     if (version && (path === version || path.startsWith(`${version}/`))) rest = path.slice(version.length)
   }
-  return new URL(`${base}${rest}${query}`)
+  const target = new URL(`${base}${rest}${query}`)
+  // Defence in depth (the handler refuses dot segments first): never above the base URL's own path.
+  const basePath = new URL(base).pathname.replace(/\/+$/, '')
+  if (target.pathname !== basePath && !target.pathname.startsWith(`${basePath}/`)) {
+    throw new Error(`the path ${path} leaves the upstream's base path ${basePath}`)
+  }
+  return target
 }
 
 function withKey(urlFamily: UrlFamily, headers: Record<string, string | string[]>, key: string): void {
@@ -115,7 +121,17 @@ export interface ForwardResult {
 
 export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
   const { res } = input
-  const target = upstreamUrl(input.urlFamily, input.upstream.baseUrl, input.path, input.query)
+  let target: URL
+  try {
+    target = upstreamUrl(input.urlFamily, input.upstream.baseUrl, input.path, input.query)
+  } catch (error) {
+    return Promise.resolve({
+      status: 502,
+      usage: undefined,
+      unreachable: (error as Error).message,
+      aborted: false,
+    })
+  }
   const headers: Record<string, string | string[]> = {}
   for (const [name, value] of Object.entries(input.headers))
     if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value

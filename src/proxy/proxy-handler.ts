@@ -129,6 +129,12 @@ function modelOf(family: ProxyFamily, parsed: unknown, path: string): string | u
   return typeof model === 'string' ? model : undefined
 }
 
+/**
+ * Dot segments (plain or encoded), encoded slashes and backslashes: the URL parser would fold them and climb
+ * above the path of the upstream's base URL (an operator's gateway prefix) with the key Hangar adds.
+ */
+const UNSAFE_PATH = /(^|\/)\.{1,2}(\/|$)|%2e|%2f|%5c|\\/i
+
 export function createProxyHandler(deps: ProxyDeps) {
   const log = deps.log.child({ component: 'proxy' })
 
@@ -146,6 +152,15 @@ export function createProxyHandler(deps: ProxyDeps) {
         undefined,
         'not_found',
         `unknown model family "${urlFamilyName}": expected anthropic, openai or gemini`,
+      )
+      return
+    }
+    if (UNSAFE_PATH.test(rest)) {
+      sendError(
+        res,
+        urlFamily,
+        'not_found',
+        `the path "${rest.slice(0, 200)}" holds a "." or ".." segment, an encoded dot or slash, or a backslash: a provider path never does`,
       )
       return
     }

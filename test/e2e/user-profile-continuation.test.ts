@@ -135,7 +135,9 @@ describe(
     it('after `hangar actions confirm` (the CLI continues the run in its own process)', async () => {
       const { actionId, runId } = await proposeWrite('cli.txt')
       // What the CLI's `actions confirm` does: decide, then run the continuation itself.
-      const decided = await runtime.actions.decide(runtime.owner.id, actionId, { kind: 'confirm' }, 'cli')
+      const decided = await runtime.actions.decide({ via: 'local', user: runtime.owner }, actionId, {
+        kind: 'confirm',
+      })
       expect(decided.action.status).toBe('applied')
       const continuation = await runtime.builtin.continueAfter(runtime.owner.id, runId)
       expect(continuation.continues).toBe(runId)

@@ -7,6 +7,7 @@
 import { execFileSync } from 'node:child_process'
 import { readdirSync, readlinkSync } from 'node:fs'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { request as httpRequest } from 'node:http'
 import { createServer } from 'node:net'
 import path from 'node:path'
 import { gzipSync } from 'node:zlib'
@@ -239,6 +240,35 @@ describe('proxy hardening', () => {
         type: 'error',
         error: { type: 'permission_error', message: expect.stringMatching(/budget of agent "spender"/) },
       })
+    }
+    expect(mock.requests).toHaveLength(0)
+  })
+
+  // Found while merging issue 17: `..` (plain or encoded) in a proxied path would climb above the path of
+  // the operator's base URL with the operator's key. Sent raw: fetch would fold the segments itself.
+  it('refuses dot segments, encoded dots and slashes in a proxied path, calling nothing', async () => {
+    const prefix = new URL(endpoints.anthropic).pathname
+    for (const rest of ['/v1/../../admin', '/%2e%2e/%2e%2e/admin', '/v1/..%2f..%2fadmin', '/v1\\..\\admin']) {
+      const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const outgoing = httpRequest(
+          {
+            host: '127.0.0.1',
+            port: new URL(daemon.url).port,
+            method: 'POST',
+            path: `${prefix}${rest}`,
+            headers: { 'content-type': 'application/json' },
+          },
+          (response) => {
+            let text = ''
+            response.on('data', (chunk: Buffer) => (text += chunk.toString()))
+            response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }))
+          },
+        )
+        outgoing.on('error', reject)
+        outgoing.end(messages('climb'))
+      })
+      expect(status, rest).toBe(404)
+      expect(JSON.parse(body), rest).toMatchObject({ type: 'error', error: { type: 'not_found_error' } })
     }
     expect(mock.requests).toHaveLength(0)
   })
