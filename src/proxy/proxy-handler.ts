@@ -6,6 +6,7 @@
 // Hangar is refused (a loop), the token must be live (read per request, so a revocation holds at once) and
 // the profile's budget unspent; a body in a coding we cannot read is refused rather than passed on unread.
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { AppError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { FeedCaps, FeedFetcher, InjectedFeedSummary, ResolvedFeed } from '../feeds/index.js'
 import { formatFeedBlocks } from '../feeds/index.js'
@@ -298,7 +299,12 @@ export function createProxyHandler(deps: ProxyDeps) {
         upstream = await deps.upstreamFor(session!, urlFamily!)
       } catch (error) {
         const message = (error as Error).message
-        await finish(sendError(res, urlFamily, 'upstream_unreachable', message), message)
+        // A request this agent's upstream cannot serve (another family's path) is the client's mistake.
+        const kind =
+          error instanceof AppError && (error.code === 'invalid_request' || error.code === 'not_found')
+            ? 'not_found'
+            : 'upstream_unreachable'
+        await finish(sendError(res, urlFamily, kind, message), message)
         return
       }
       headers[HOP_HEADER] = [...hops, deps.instanceId].join(', ')

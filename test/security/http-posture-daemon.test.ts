@@ -55,7 +55,7 @@ describe('hangar up and the network (issue 17 item 10)', () => {
   it('takes server.public: true in hangar.yaml instead of --public', async () => {
     const project = await makeTempDir()
     await writeFile(path.join(project, 'hangar.yaml'), 'server:\n  public: true\n')
-    const daemon = await startDaemon(['--host', '0.0.0.0', '--data-dir', path.join(project, 'data')], {
+    const daemon = await startDaemon(['--host', '0.0.0.0', '--data-dir', await makeTempDir()], {
       cwd: project,
     })
     try {

@@ -110,8 +110,16 @@ export function createConversationsRepository(context: RepositoryContext, userId
     async appendMessage(conversationId: string, unredacted: Message, runId?: string): Promise<StoredMessage> {
       // Every writer of messages (the agent loop, decided proposals, user prompts) passes here.
       const message = redactor.value(unredacted)
-      const owned = await this.get(conversationId)
-      if (!owned) throw new Error(`conversation ${conversationId} is not this user's`)
+      // On PostgreSQL the conversation's row is locked for the rest of the transaction, so two writers
+      // (e.g. proposals settled at once) take turns at max(seq) + 1 instead of colliding on it.
+      let owned = db
+        .selectFrom('conversations')
+        .select('id')
+        .where('id', '=', conversationId)
+        .where('user_id', '=', userId)
+      if (context.engine === 'postgres') owned = owned.forUpdate()
+      if (!(await owned.executeTakeFirst()))
+        throw new Error(`conversation ${conversationId} is not this user's`)
       const last = await db
         .selectFrom('messages')
         .select((eb) => eb.fn.max('seq').as('seq'))
