@@ -105,6 +105,16 @@ describe('app', () => {
       expect(await storeSnapshot()).toEqual(before)
     })
 
+    // Found by npm run fuzz: a claimed Content-Encoding was ignored and the bytes parsed as they were.
+    it('answers 415 to a compressed body, and creates nothing', async () => {
+      const before = await storeSnapshot()
+      for (const coding of ['gzip', 'compress', 'identity, identity']) {
+        const response = await createToken(JSON.stringify({ name: 'ci' }), { 'content-encoding': coding })
+        expect((await errorEnvelopeOf(response, 415)).error.code, coding).toBe('unsupported_media_type')
+      }
+      expect(await storeSnapshot()).toEqual(before)
+    })
+
     it('answers 400 invalid_request naming the field for a schema failure', async () => {
       const before = await storeSnapshot()
       const empty = await errorEnvelopeOf(await createToken(JSON.stringify({ name: '' })), 400)

@@ -8,6 +8,14 @@ export async function readJsonBody<Schema extends z.ZodType>(
   context: Context,
   schema: Schema,
 ): Promise<z.output<Schema>> {
+  // The API reads bodies as sent: a compressed one would be parsed as garbage, or a claimed coding
+  // ignored. (The LLM proxy, which carries large histories, decodes its own.)
+  const coding = context.req.header('content-encoding')?.trim().toLowerCase()
+  if (coding && coding !== 'identity') {
+    throw new AppError('unsupported_media_type', `the API does not accept Content-Encoding "${coding}"`, {
+      hint: 'send the JSON body uncompressed, without a Content-Encoding header',
+    })
+  }
   const text = decodeUtf8(new Uint8Array(await context.req.arrayBuffer()))
   if (text === undefined) throw notUtf8()
   let value: unknown
