@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os'
 import path from 'node:path'
 import { startSshd } from '../test/helpers/sshd-server.mjs'
+import { seededRandom } from './seeded-random.mjs'
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const FILES = Number(process.env.BENCH_REPO_FILES ?? 4000)
@@ -20,18 +21,6 @@ export function formatBytes(bytes) {
   if (bytes >= 1e6) return `${(bytes / 1e6).toFixed(1)} MB`
   if (bytes >= 1e3) return `${(bytes / 1e3).toFixed(1)} kB`
   return `${bytes} B`
-}
-
-/** mulberry32: a small seeded PRNG, so every bench generates the same repository. */
-function prng(seed) {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 /** Writes FILES files of code-like lines and prose (Zipf-ish word choice, so git compresses them realistically). */
@@ -145,7 +134,7 @@ export async function benchWorkspaceSync() {
     // No background auto-gc in the middle of a timed step; the repository is packed once, below.
     git('config', 'gc.auto', '0')
     git('config', 'maintenance.auto', 'false')
-    const random = prng(0x4a4e)
+    const random = seededRandom(0x4a4e)
     const files = generateRepo(repo, FILES, random)
     git('add', '-A')
     git('commit', '-qm', 'generated')

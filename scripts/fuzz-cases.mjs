@@ -1,17 +1,7 @@
 // The generated requests of `npm run fuzz`: every one malformed or unauthorised in some way, so none may
-// change the store or reach a model. Seeded (mulberry32) so a failure can be replayed with --seed.
+// change the store or reach a model. Seeded (scripts/seeded-random.mjs) so a failure can be replayed with --seed.
 import { gzipSync } from 'node:zlib'
-
-function mulberry32(seed) {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { seededRandom } from './seeded-random.mjs'
 
 const HOSTILE_IDS = [
   '..%2f..%2fetc%2fpasswd',
@@ -118,7 +108,7 @@ const PROXY_PATHS = [
 
 /** The shape an answer must have: the API's envelope, JSON-RPC, or a provider family's error. */
 export function createFuzzCases({ seed, ownerPat, memberPat, memberCookie, proxyToken, origin }) {
-  const random = mulberry32(seed)
+  const random = seededRandom(seed)
   const pick = (list) => list[Math.floor(random() * list.length)]
   const foreign = 'http://evil.example'
 

@@ -4,23 +4,68 @@
 // command started) is killed when it is on this machine, and the action fails as interrupted: never
 // pending again, never applied twice. It may have run in part; the tool result tells the agent so.
 import { processAlive, reapProcessGroup } from '../adapters/supervisor.js'
-import type { ApplyingClaim, PendingAction } from '../store/repositories/actions-repository.js'
+import type { ApplyingClaim, DecidedStatus, PendingAction } from '../store/repositories/actions-repository.js'
 import type { Repositories, Store } from '../store/store.js'
 import type { RunOwner } from './run-service.js'
 
 /** `result.reason` of an action failed because the process applying it stopped. */
 export const INTERRUPTED = 'interrupted'
 
+type AppendToolResult = (
+  repositories: Repositories,
+  userId: string,
+  action: PendingAction,
+  content: string,
+  isError: boolean,
+) => Promise<void>
+
 export interface ActionRecoveryOptions {
   store: Store
   owner: RunOwner
-  appendToolResult(
-    repositories: Repositories,
-    userId: string,
-    action: PendingAction,
-    content: string,
-    isError: boolean,
-  ): Promise<void>
+  appendToolResult: AppendToolResult
+}
+
+/**
+ * Settles an action claimed `applying` — its outcome, the agent's tool result and the audit row, in the
+ * caller's transaction. False when it was no longer applying (recovery failed it meanwhile: that stands).
+ */
+export async function settleApplying(
+  repositories: Repositories,
+  appendToolResult: AppendToolResult,
+  settlement: {
+    userId: string
+    action: PendingAction
+    status: DecidedStatus
+    content: string
+    isError: boolean
+    actor: string
+    /** Recorded in the result and the audit row besides the outcome. */
+    extra?: { reason: string; decidedBy: string | null }
+  },
+): Promise<boolean> {
+  const { userId, action, status, content, isError, actor, extra } = settlement
+  const scope = repositories.forUser(userId)
+  const settled = await scope.actions.settle(action.id, {
+    status,
+    result: { content, isError, ...(extra && { reason: extra.reason }) },
+    from: 'applying',
+  })
+  if (!settled) return false
+  await appendToolResult(repositories, userId, action, content, isError)
+  await scope.audit.append({
+    actor,
+    action: 'action.apply',
+    targetType: 'pending_action',
+    targetId: action.id,
+    details: {
+      tool: action.tool,
+      summary: action.summary,
+      classification: action.classification,
+      outcome: status,
+      ...extra,
+    },
+  })
+  return true
 }
 
 export function createActionRecovery(options: ActionRecoveryOptions) {
@@ -41,31 +86,17 @@ export function createActionRecovery(options: ActionRecoveryOptions) {
   ): Promise<boolean> {
     if (claim.pgid !== null && claim.node === owner.node) await reapProcessGroup(claim.pgid)
     const content = `Interrupted: ${why}. It may have run in part and will not run again; check the workspace before proposing it anew.`
-    return store.transaction(async (repositories) => {
-      const scope = repositories.forUser(userId)
-      const settled = await scope.actions.settle(action.id, {
+    return store.transaction((repositories) =>
+      settleApplying(repositories, options.appendToolResult, {
+        userId,
+        action,
         status: 'failed',
-        result: { content, isError: true, reason: INTERRUPTED },
-        from: 'applying',
-      })
-      if (!settled) return false
-      await options.appendToolResult(repositories, userId, action, content, true)
-      await scope.audit.append({
+        content,
+        isError: true,
         actor: 'system',
-        action: 'action.apply',
-        targetType: 'pending_action',
-        targetId: action.id,
-        details: {
-          tool: action.tool,
-          summary: action.summary,
-          classification: action.classification,
-          outcome: 'failed',
-          reason: INTERRUPTED,
-          decidedBy: claim.decidedBy,
-        },
-      })
-      return true
-    })
+        extra: { reason: INTERRUPTED, decidedBy: claim.decidedBy },
+      }),
+    )
   }
 
   return {

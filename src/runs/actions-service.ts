@@ -14,11 +14,11 @@ import type { ToolRegistry } from '../agent/tools/tool-registry.js'
 import type { ProposalDesk } from '../agent/ports.js'
 import { AppError } from '../core/errors.js'
 import { type Clock, systemClock } from '../core/ids.js'
-import type { ActionStatus, PendingAction } from '../store/repositories/actions-repository.js'
+import type { ActionStatus, DecidedStatus, PendingAction } from '../store/repositories/actions-repository.js'
 import type { Run } from '../store/repositories/runs-repository.js'
 import type { Repositories, Store } from '../store/store.js'
 import { assertMayDecide, type Decider, deciderActor } from './action-decider.js'
-import { createActionRecovery, INTERRUPTED } from './action-recovery.js'
+import { createActionRecovery, INTERRUPTED, settleApplying } from './action-recovery.js'
 import type { RunOwner, RunService } from './run-service.js'
 import type { Scheduler } from './scheduler.js'
 
@@ -227,29 +227,17 @@ export function createActionsService(options: ActionsServiceOptions) {
         }
       }
     }
-    await settleRetrying(store, async (repositories) => {
-      const scope = repositories.forUser(userId)
-      const settled = await scope.actions.settle(action.id, {
-        status: status as Exclude<ActionStatus, 'pending'>,
-        result: { content, isError },
-        from: 'applying',
-      })
-      // Recovery took this process for dead and failed it meanwhile: its record stands.
-      if (!settled) return
-      await appendToolResult(repositories, userId, action, content, isError)
-      await scope.audit.append({
+    // False when recovery took this process for dead and failed it meanwhile: its record stands.
+    await settleRetrying(store, (repositories) =>
+      settleApplying(repositories, appendToolResult, {
+        userId,
+        action,
+        status: status as DecidedStatus,
+        content,
+        isError,
         actor,
-        action: 'action.apply',
-        targetType: 'pending_action',
-        targetId: action.id,
-        details: {
-          tool: action.tool,
-          summary: action.summary,
-          classification: action.classification,
-          outcome: status,
-        },
-      })
-    })
+      }),
+    )
     return { status, content, isError }
   }
 

@@ -52,7 +52,7 @@ function toClaim(row: PendingActionsTable): ApplyingClaim {
   }
 }
 
-type DecidedStatus = Exclude<ActionStatus, 'pending'>
+export type DecidedStatus = Exclude<ActionStatus, 'pending'>
 
 export interface NewPendingAction {
   runId?: string | null
