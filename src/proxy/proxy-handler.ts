@@ -301,9 +301,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         const message = (error as Error).message
         // A request this agent's upstream cannot serve (another family's path) is the client's mistake.
         const kind =
-          error instanceof AppError && (error.code === 'invalid_request' || error.code === 'not_found')
-            ? 'not_found'
-            : 'upstream_unreachable'
+          error instanceof AppError && error.code === 'not_found' ? 'not_found' : 'upstream_unreachable'
         await finish(sendError(res, urlFamily, kind, message), message)
         return
       }

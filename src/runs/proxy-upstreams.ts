@@ -81,7 +81,7 @@ export function createProxyUpstreams(options: {
     const speaks: UrlFamily = chosen.provider === 'anthropic' ? 'anthropic' : 'openai'
     if (family !== speaks) {
       throw new AppError(
-        'invalid_request',
+        'not_found',
         `agent "${requester.profile}" uses provider "${chosen.provider}", which this proxy serves under /${speaks}, not /${family}`,
       )
     }

@@ -307,6 +307,25 @@ describe('provider keys (issue 17 items 3 and 11)', () => {
       expect(operator.requests).toHaveLength(0)
     })
 
+    // Found by npm run fuzz: the built-in agent's token on another family's path was a 502, as if the
+    // provider were down; it is the client's wrong path, and nothing is called.
+    it('answers another family’s path with 404 in that family’s shape, calling nothing', async () => {
+      const { runtime } = strict
+      const { endpoints } = await runtime.modelProxy.mintForProfile('system', runtime.owner.id, 'labbot')
+      const response = await fetch(`${endpoints.anthropic}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'lab-1', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
+      })
+      expect(response.status).toBe(404)
+      expect(await response.json()).toMatchObject({
+        type: 'error',
+        error: { type: 'not_found_error', message: expect.stringContaining('not /anthropic') },
+      })
+      expect(operator.requests).toHaveLength(0)
+      expect(lab.requests).toHaveLength(0)
+    })
+
     it('refuses clearly when the provider is unknown, calling nothing', async () => {
       const refused = await chat('ghostbot')
       expect(refused.status).toBe(502)
