@@ -5,7 +5,7 @@
 //   hangar    — Hangar's proxy (a real runtime on a scratch SQLite store) with one warm feed
 // Each prints one JSON line with its URL when it is ready.
 import http from 'node:http'
-import { mkdtempSync } from 'node:fs'
+import { mkdirSync, mkdtempSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -96,6 +96,9 @@ async function hangar() {
   const { createRuntime } = await import(path.join(root, 'dist/src/main.js'))
   const { parseConfig } = await import(path.join(root, 'dist/src/core/config.js'))
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'hangar-bench-proxy-'))
+  // The data dir is never inside the project (runs there could read its keys).
+  const projectDir = path.join(scratch, 'project')
+  mkdirSync(projectDir)
   const config = parseConfig(
     [
       'services:',
@@ -109,7 +112,7 @@ async function hangar() {
   const runtime = await createRuntime({
     dataDir: path.join(scratch, 'data'),
     config,
-    projectDir: scratch,
+    projectDir,
     env: { ANTHROPIC_BASE_URL: upstreamUrl, ANTHROPIC_API_KEY: 'sk-bench-not-a-real-key' },
     logLevel: 'silent',
   })
