@@ -289,6 +289,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       credentials,
       config: options.config,
       env,
+      projectDir: options.projectDir,
       modelProxy,
     })
     const detectAgents = (detectOptions: { refresh?: boolean } = {}) =>

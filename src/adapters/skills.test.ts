@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process'
-import { mkdir, mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { loadSkill, placeSkills } from './skills.js'
+import { loadProfileSkills, loadSkill, placeSkills, SKILL_FILE_LIMIT } from './skills.js'
 
 async function makeSkill(root: string, name: string, options: { assets?: boolean } = {}) {
   const directory = path.join(root, 'skills', name)
@@ -121,5 +121,55 @@ describe('skills', () => {
     expect(execFileSync('git', ['status', '--porcelain'], { cwd: workspace }).toString()).toBe('')
     await placed.cleanup()
     expect(await readdir(workspace)).toEqual(['.git'])
+  })
+
+  // Issue 18 item 3: skills are inlined into prompts (the built-in agent's, and CLI runs by prompt), so a
+  // huge reference must not blow up the request, and a profile (from the UI or API too) must not pull
+  // files from outside the project into a prompt.
+  it('cuts a reference over the limit, with a note saying so', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'hangar-skill-'))
+    const directory = await makeSkill(root, 'review')
+    await writeFile(
+      path.join(directory, 'references', 'checklist.md'),
+      `${'y'.repeat(SKILL_FILE_LIMIT * 3)}END`,
+    )
+    const [reference] = (await loadSkill(directory)).references
+    expect(reference!.text).not.toContain('END')
+    expect(reference!.text.length).toBeLessThan(SKILL_FILE_LIMIT + 200)
+    expect(reference!.text).toMatch(
+      /\[truncated by Hangar: references\/checklist\.md is 97 KB; only its first 32 KB/,
+    )
+  })
+
+  it('loads profile skills relative to the project, and refuses folders and references outside it', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'hangar-skill-'))
+    const project = path.join(root, 'project')
+    await mkdir(project)
+    await makeSkill(project, 'review')
+    const outside = await makeSkill(root, 'outside')
+    expect((await loadProfileSkills(project, ['./skills/review'])).map((skill) => skill.name)).toEqual([
+      'review',
+    ])
+    await expect(loadProfileSkills(project, ['../skills/outside'])).rejects.toThrow(
+      /outside the project directory/,
+    )
+    await expect(loadProfileSkills(project, [outside])).rejects.toThrow(/outside the project directory/)
+    await symlink(outside, path.join(project, 'skills', 'linked'))
+    await expect(loadProfileSkills(project, ['skills/linked'])).rejects.toMatchObject({
+      code: 'config_invalid',
+    })
+    await expect(loadProfileSkills(project, ['skills/missing'])).rejects.toThrow(/not found in the project/)
+    // A reference linking out of its skill folder is not read.
+    await writeFile(path.join(root, 'secret.md'), 'SECRET')
+    await symlink(
+      path.join(root, 'secret.md'),
+      path.join(project, 'skills', 'review', 'references', 'leak.md'),
+    )
+    await writeFile(
+      path.join(project, 'skills', 'review', 'SKILL.md'),
+      '---\nname: review\n---\nSee references/leak.md\n',
+    )
+    const [skill] = await loadProfileSkills(project, ['skills/review'])
+    expect(skill!.references).toEqual([])
   })
 })

@@ -4,7 +4,7 @@
 // prompt. Hangar never overwrites a user's file — where its target exists it falls back to the prompt —
 // lists what it placed in .git/info/exclude, and removes all of it when the run ends.
 import { execFile } from 'node:child_process'
-import { cp, mkdir, readdir, readFile, rm, rmdir, stat, writeFile } from 'node:fs/promises'
+import { cp, mkdir, open, readdir, readFile, realpath, rm, rmdir, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { parse as parseYaml } from 'yaml'
@@ -39,11 +39,66 @@ const exists = (file: string) =>
     .then(() => true)
     .catch(() => false)
 
+/** Bytes of one skill file (SKILL.md or a reference) that are inlined; the rest is cut with a note. */
+export const SKILL_FILE_LIMIT = 32 * 1024
+
+/** The first `SKILL_FILE_LIMIT` bytes of a file, with a note the model reads when the rest was cut. */
+async function readBounded(file: string, label: string): Promise<string> {
+  const handle = await open(file, 'r')
+  try {
+    const { size } = await handle.stat()
+    const buffer = Buffer.alloc(Math.min(size, SKILL_FILE_LIMIT))
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0)
+    // A cut may split a UTF-8 sequence: drop the replacement character it leaves.
+    const text = buffer
+      .subarray(0, bytesRead)
+      .toString('utf8')
+      .replace(/\uFFFD$/, '')
+    if (size <= SKILL_FILE_LIMIT) return text
+    return `${text}\n[truncated by Hangar: ${label} is ${Math.ceil(size / 1024)} KB; only its first ${SKILL_FILE_LIMIT / 1024} KB are inlined]`
+  } finally {
+    await handle.close()
+  }
+}
+
+const inside = (root: string, candidate: string) => {
+  const relative = path.relative(root, candidate)
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative))
+}
+
+/**
+ * The skills of a profile, for every kind of run (CLI or built-in) and every profile source (hangar.yaml,
+ * UI, API). Paths are relative to the project directory and must stay inside it, links resolved: a
+ * profile must not read files elsewhere on the daemon's machine into a prompt.
+ */
+export async function loadProfileSkills(
+  projectDir: string,
+  directories: readonly string[] | undefined,
+): Promise<Skill[]> {
+  if (!directories?.length) return []
+  const root = await realpath(projectDir)
+  const skills: Skill[] = []
+  for (const directory of directories) {
+    const resolved = await realpath(path.resolve(projectDir, directory)).catch(() => {
+      throw new AppError('config_invalid', `skill ${directory} not found in the project directory`, {
+        hint: `skills paths are relative to ${projectDir}`,
+      })
+    })
+    if (!inside(root, resolved)) {
+      throw new AppError('config_invalid', `skill ${directory} is outside the project directory`, {
+        hint: `put the skill folder under ${projectDir} and name it by a relative path such as ./skills/review`,
+      })
+    }
+    skills.push(await loadSkill(resolved))
+  }
+  return skills
+}
+
 export async function loadSkill(directory: string): Promise<Skill> {
   const file = path.join(directory, 'SKILL.md')
   let text: string
   try {
-    text = await readFile(file, 'utf8')
+    text = await readBounded(file, 'SKILL.md')
   } catch {
     throw new AppError('config_invalid', `skill ${directory} has no SKILL.md`, {
       hint: 'a skill is a folder with a SKILL.md whose front-matter has name and description',
@@ -62,12 +117,13 @@ export async function loadSkill(directory: string): Promise<Skill> {
   const referencesDirectory = path.join(directory, 'references')
   const referenceFiles = await readdir(referencesDirectory).catch(() => [] as string[])
   const references = []
+  const realDirectory = await realpath(directory).catch(() => directory)
   for (const entry of referenceFiles.sort()) {
     if (!body.includes(`references/${entry}`)) continue
-    references.push({
-      path: `references/${entry}`,
-      text: await readFile(path.join(referencesDirectory, entry), 'utf8'),
-    })
+    // A reference that links out of its skill folder is not read (see loadProfileSkills).
+    const file = await realpath(path.join(referencesDirectory, entry)).catch(() => null)
+    if (!file || !inside(realDirectory, file) || !(await stat(file)).isFile()) continue
+    references.push({ path: `references/${entry}`, text: await readBounded(file, `references/${entry}`) })
   }
   return {
     name,

@@ -2,6 +2,7 @@
 // prompt appends a user message and runs the loop; a decision on the last open proposal of a run starts
 // a continuation run (`continues: <runId>`) that resumes the loop from the stored messages.
 import path from 'node:path'
+import { loadProfileSkills, type PlacedSkills, placeSkills } from '../adapters/skills.js'
 import { processAlive } from '../adapters/supervisor.js'
 import { runAgentLoop } from '../agent/agent-loop.js'
 import type { ConversationMemory } from '../agent/ports.js'
@@ -29,6 +30,8 @@ export interface BuiltinRunnerOptions {
   credentials: CredentialsService
   config: HangarConfig
   env: Readonly<Record<string, string | undefined>>
+  /** Where a profile's skills paths are resolved from (as for CLI runs). */
+  projectDir: string
   /** The LLM proxy the agent's model traffic goes through (absent: straight to the provider). */
   modelProxy?: Pick<ModelProxy, 'routeBuiltin' | 'closeRun'>
 }
@@ -108,7 +111,11 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
     const run = active.run
     const conversations = store.forUser(userId).conversations
     let end: RunEnd
+    let skills: PlacedSkills | undefined
     try {
+      // The same loader as CLI runs; the built-in agent takes them by prompt only (assets go to the workspace).
+      const loaded = await loadProfileSkills(options.projectDir, input.profile?.skills)
+      skills = await placeSkills(loaded, { kind: 'prompt' }, run.cwd, '', run.id)
       const proxy = await options.modelProxy?.routeBuiltin(userId, run.id, run.agent, input.profile)
       const model = await resolveBuiltinModel(
         {
@@ -128,13 +135,16 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
         model: model.model,
         cwd: run.cwd,
         proxied: proxy !== undefined,
+        ...(skills.strategy === 'prompt' && {
+          skills: { strategy: 'prompt' as const, names: loaded.map((skill) => skill.name) },
+        }),
       })
       await active.setStatus('running')
       await conversations.update(input.conversationId, { status: 'running' })
       const result = await runAgentLoop({
         llm: model.client,
         model: model.model,
-        system: builtinSystemPrompt({ workspace: run.cwd, project: input.project }),
+        system: builtinSystemPrompt({ workspace: run.cwd, project: input.project, skills: skills.prompt }),
         tools: options.tools,
         memory: conversationMemory(store, userId, input.conversationId, run.id),
         desk: actions.createDesk(
@@ -183,6 +193,7 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
         reason: appError.hint ? `${appError.message} (${appError.hint})` : appError.message,
       }
     }
+    await skills?.cleanup().catch(() => {})
     // A proxied run's totals are what the proxy metered; its token ends with the run.
     const metered = await options.modelProxy?.closeRun(userId, run.id).catch(() => undefined)
     if (metered) end.usage = metered

@@ -9,7 +9,7 @@ import path from 'node:path'
 import type { DetectedAdapter } from '../adapters/detection.js'
 import { endpointForAdapter } from '../adapters/model-endpoint.js'
 import type { AdapterRegistry } from '../adapters/registry.js'
-import { loadSkill } from '../adapters/skills.js'
+import { loadProfileSkills } from '../adapters/skills.js'
 import { processAlive, reapProcessGroup, type Supervisor } from '../adapters/supervisor.js'
 import type { HangarConfig } from '../core/config.js'
 import { isAdapterId } from '../core/adapter-ids.js'
@@ -110,11 +110,7 @@ export function createScheduler(options: SchedulerOptions) {
       if (run.conversationId) await conversations.update(run.conversationId, { status: 'running' })
       const endpoint = endpointForAdapter(agent.adapter, options.env, options.config.providers)
       const target = options.targets.forProfile(agent.profile?.target)
-      const skills = await Promise.all(
-        (agent.profile?.skills ?? []).map((directory) =>
-          loadSkill(path.resolve(options.projectDir, directory)),
-        ),
-      )
+      const skills = await loadProfileSkills(options.projectDir, agent.profile?.skills)
       const end: RunEnd = await executeCliRun(
         active,
         {

@@ -2,7 +2,7 @@
 import path from 'node:path'
 import type { Command } from 'commander'
 import { endpointForAdapter } from '../../adapters/model-endpoint.js'
-import { loadSkill } from '../../adapters/skills.js'
+import { loadProfileSkills } from '../../adapters/skills.js'
 import { AppError } from '../../core/errors.js'
 import type { Runtime } from '../../main.js'
 import { executeCliRun } from '../../runs/execute-cli-run.js'
@@ -108,9 +108,7 @@ async function runOnce(
   const endpoint = endpointForAdapter(agent.adapter, io.env, runtime.config.providers)
   const target = runtime.targets.forProfile(agent.profile?.target)
   const model = options.model ?? agent.profile?.model ?? endpoint?.model
-  const skills = await Promise.all(
-    (agent.profile?.skills ?? []).map((directory) => loadSkill(path.resolve(runtime.projectDir, directory))),
-  )
+  const skills = await loadProfileSkills(runtime.projectDir, agent.profile?.skills)
 
   const active = await runtime.runs.start(
     owner.id,
