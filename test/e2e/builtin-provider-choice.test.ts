@@ -68,9 +68,9 @@ describe('the built-in agent’s provider is the user’s choice (issue 18 item 
     ollama.reset()
   })
 
-  async function runBuiltin(): Promise<{ run: Run; start: EventEnvelope<RunStartEvent> }> {
+  async function runBuiltin(agent = 'builtin'): Promise<{ run: Run; start: EventEnvelope<RunStartEvent> }> {
     const submitted = await runtime.submitRun(runtime.owner.id, {
-      agent: 'builtin',
+      agent,
       prompt: 'Say hello.',
       cwd: project,
     })
@@ -128,6 +128,16 @@ describe('the built-in agent’s provider is the user’s choice (issue 18 item 
     // Nothing reached the operator's endpoint, and the operator's key went nowhere.
     expect(operator.requests).toHaveLength(0)
     expect(JSON.stringify(ollama.requests.map((request) => request.headers))).not.toContain(OPERATOR_KEY)
+    // That was the proxy's built-in path; a profile without the proxy (and without a provider of its own)
+    // connects directly — to the same choice.
+    expect(start.proxied).toBe(true)
+    ollama.reset()
+    await runtime.store.forUser(runtime.owner.id).profiles.put('direct', { adapter: 'builtin', proxy: false })
+    const direct = await runBuiltin('direct')
+    expect(direct.run.status, direct.run.reason ?? '').toBe('succeeded')
+    expect(direct.start).toMatchObject({ provider: 'ollama', model: 'llama3.2', proxied: false })
+    expect(ollama.requests.some((request) => request.family === 'openai-chat')).toBe(true)
+    expect(operator.requests).toHaveLength(0)
   })
 
   it('refuses a provider nobody declared; clearing the default goes back to the environment', async () => {
