@@ -17,6 +17,7 @@ import { createWorkspaceTools } from './agent/tools/workspace-tools.js'
 import { type ActionsService, createActionsService } from './runs/actions-service.js'
 import { createClusterLiveSource } from './runs/cluster-live-source.js'
 import { createEventBus, type EventBus } from './runs/event-bus.js'
+import { resolveBuiltinProvider } from './runs/builtin-model.js'
 import { type BuiltinRunner, createBuiltinRunner } from './runs/builtin-runs.js'
 import { createRunService, type RunService } from './runs/run-service.js'
 import { createScheduler, type Scheduler } from './runs/scheduler.js'
@@ -421,6 +422,21 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             config: options.config,
             projectDir: options.projectDir,
             modelProxy,
+            async builtinProvider(userId: string) {
+              const chosen = await resolveBuiltinProvider({
+                config: options.config,
+                profile: null,
+                env,
+                credentials,
+                userId,
+              })
+              return {
+                provider: chosen.provider,
+                model: chosen.model,
+                source: chosen.source,
+                reason: chosen.reason,
+              }
+            },
           },
         })
         const server = await servingProxy(app, { host: listenOptions.host, port: listenOptions.port })

@@ -50,6 +50,8 @@ export interface RunStartEvent {
   type: 'run-start'
   agent: string
   adapter: string
+  /** The model provider, where Hangar chose it (the built-in agent). */
+  provider?: string
   model?: string
   cwd: string
   proxied: boolean

@@ -67,6 +67,8 @@ describe.each(STORE_ENGINES)('builtin-model ($name)', (engine) => {
       apiKey: OPERATOR_KEY,
       userSet: false,
       model: 'claude-sonnet-4-6',
+      source: 'environment',
+      reason: "ANTHROPIC_API_KEY in the daemon's environment",
     })
   })
 

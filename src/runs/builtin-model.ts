@@ -1,5 +1,7 @@
-// Which model the built-in agent talks to, and with which key: the profile's provider and model, else the
-// user's stored provider settings, else what the environment offers (ANTHROPIC_API_KEY, OPENAI_BASE_URL…).
+// Which model the built-in agent talks to, and with which key. The provider is decided in one place
+// (chooseBuiltinProvider), for the direct path and the proxy's built-in path alike: the profile's, else the
+// user's default (Settings), else the operator's (hangar.yaml `defaultAgent`'s provider, else the first of
+// `providers:`), else what the daemon's environment offers (ANTHROPIC_API_KEY, OPENAI_BASE_URL…).
 // Which key goes with which base URL is choose-upstream.ts's rule; keyless endpoints must be local.
 import type { HangarConfig, ProfileConfig } from '../core/config.js'
 import { AppError } from '../core/errors.js'
@@ -17,6 +19,77 @@ export interface BuiltinModel {
   model: string
 }
 
+/** Where the built-in agent's provider came from, as Settings explains it. */
+export type BuiltinProviderSource = 'profile' | 'user' | 'operator' | 'environment'
+
+export interface BuiltinProviderChoice {
+  provider: string
+  source: BuiltinProviderSource
+  /** For people: "your default", "profile reviewer", "ANTHROPIC_API_KEY in the daemon's environment"… */
+  reason: string
+  /** The model that source names with the provider, if any. */
+  model: string | undefined
+}
+
+/**
+ * The one precedence for the built-in agent's provider: profile → the user's default → the operator's
+ * default → the daemon's environment. Undefined when none offers one.
+ */
+export function chooseBuiltinProvider(input: {
+  config: HangarConfig
+  profile: ProfileConfig | null
+  profileName?: string | undefined
+  userDefault: { provider: string; model: string | null } | undefined
+  env: Readonly<Record<string, string | undefined>>
+}): BuiltinProviderChoice | undefined {
+  const { config, profile, userDefault, env } = input
+  if (profile?.provider) {
+    return {
+      provider: profile.provider,
+      source: 'profile',
+      reason: input.profileName ? `profile ${input.profileName}` : 'profile',
+      model: profile.model,
+    }
+  }
+  if (userDefault) {
+    return {
+      provider: userDefault.provider,
+      source: 'user',
+      reason: 'your default',
+      model: userDefault.model ?? undefined,
+    }
+  }
+  const defaultAgent = config.defaultAgent ? config.agents[config.defaultAgent] : undefined
+  if (defaultAgent?.adapter === 'builtin' && defaultAgent.provider) {
+    return {
+      provider: defaultAgent.provider,
+      source: 'operator',
+      reason: `operator default (defaultAgent ${config.defaultAgent} in hangar.yaml)`,
+      model: defaultAgent.model,
+    }
+  }
+  const firstConfigured = Object.keys(config.providers)[0]
+  if (firstConfigured) {
+    return {
+      provider: firstConfigured,
+      source: 'operator',
+      reason: `operator default (providers.${firstConfigured} in hangar.yaml)`,
+      model: config.providers[firstConfigured]?.model,
+    }
+  }
+  const fromEnv = (provider: string, variable: string): BuiltinProviderChoice => ({
+    provider,
+    source: 'environment',
+    reason: `${variable} in the daemon's environment`,
+    model: undefined,
+  })
+  if (env.ANTHROPIC_API_KEY) return fromEnv('anthropic', 'ANTHROPIC_API_KEY')
+  if (env.OPENAI_API_KEY) return fromEnv('openai', 'OPENAI_API_KEY')
+  if (env.OPENAI_BASE_URL) return fromEnv('openai', 'OPENAI_BASE_URL')
+  if (env.OPENROUTER_API_KEY) return fromEnv('openrouter', 'OPENROUTER_API_KEY')
+  return undefined
+}
+
 function isLoopback(url: string): boolean {
   const host = new URL(url).hostname
   return host === 'localhost' || host === '[::1]' || host === '::1' || /^127\./.test(host)
@@ -29,6 +102,8 @@ export interface BuiltinProviderInput {
   env: Readonly<Record<string, string | undefined>>
   credentials: CredentialsService
   userId: string
+  /** The profile's name, for the reason Settings and events give. */
+  profileName?: string | undefined
 }
 
 /** The provider, endpoint and key the built-in agent uses (the proxy's upstream when it is proxied). */
@@ -39,6 +114,9 @@ export interface BuiltinProvider {
   /** The base URL is one the user set (connections to it are checked after DNS). */
   userSet: boolean
   model: string
+  /** Why this provider (chooseBuiltinProvider). */
+  source: BuiltinProviderSource
+  reason: string
 }
 
 /** Where the built-in agent's proxied traffic enters the proxy (its family's base URL and a stand-in key). */
@@ -75,15 +153,16 @@ export async function resolveBuiltinModel(
  */
 export async function resolveBuiltinEndpoint(
   input: Omit<BuiltinProviderInput, 'model'>,
-): Promise<Omit<BuiltinProvider, 'model'>> {
+): Promise<Omit<BuiltinProvider, 'model' | 'source' | 'reason'>> {
   return (await resolveProviderSettings(input)).endpoint
 }
 
 export async function resolveBuiltinProvider(input: BuiltinProviderInput): Promise<BuiltinProvider> {
-  const { endpoint, settingsModel, configuredModel } = await resolveProviderSettings(input)
+  const { endpoint, choice, settingsModel, configuredModel } = await resolveProviderSettings(input)
   const model =
     input.model ??
     input.profile?.model ??
+    choice.model ??
     settingsModel ??
     configuredModel ??
     (endpoint.provider === 'anthropic' ? DEFAULT_BUILTIN_MODEL : undefined)
@@ -92,25 +171,26 @@ export async function resolveBuiltinProvider(input: BuiltinProviderInput): Promi
       hint: 'pass --model, or set model: in the profile or providers: of hangar.yaml',
     })
   }
-  return { ...endpoint, model }
+  return { ...endpoint, model, source: choice.source, reason: choice.reason }
 }
 
 async function resolveProviderSettings(input: Omit<BuiltinProviderInput, 'model'>) {
   const { config, profile, env, credentials, userId } = input
   const stored = await credentials.list(userId)
-  const provider =
-    profile?.provider ??
-    stored.find((credential) => credential.keyConfigured)?.provider ??
-    (env.ANTHROPIC_API_KEY ? 'anthropic' : undefined) ??
-    (env.OPENAI_API_KEY || env.OPENAI_BASE_URL ? 'openai' : undefined) ??
-    (env.OPENROUTER_API_KEY ? 'openrouter' : undefined) ??
-    Object.keys(config.providers)[0]
-  if (!provider) {
+  const choice = chooseBuiltinProvider({
+    config,
+    profile,
+    profileName: input.profileName,
+    userDefault: await credentials.builtinDefault(userId),
+    env,
+  })
+  if (!choice) {
     throw new AppError('unavailable', 'the built-in agent has no model provider', {
       retryable: false,
-      hint: 'set ANTHROPIC_API_KEY, or OPENAI_BASE_URL for a local OpenAI-compatible server, or add providers: to hangar.yaml',
+      hint: 'choose a default provider in Settings, set ANTHROPIC_API_KEY, or OPENAI_BASE_URL for a local OpenAI-compatible server, or add providers: to hangar.yaml',
     })
   }
+  const { provider } = choice
   const operator = operatorEndpoint(provider, config, env)
   const chosen = await chooseUpstream({ provider, operator, config, credentials, userId, stored })
   const { baseUrl, apiKey } = chosen
@@ -141,6 +221,7 @@ async function resolveProviderSettings(input: Omit<BuiltinProviderInput, 'model'
   const settings = stored.find((credential) => credential.provider === provider)
   return {
     endpoint: { provider, baseUrl, apiKey, userSet: chosen.userSet },
+    choice,
     settingsModel: settings?.model ?? undefined,
     configuredModel: config.providers[provider]?.model,
   }

@@ -125,6 +125,7 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
           env: options.env,
           credentials: options.credentials,
           userId,
+          profileName: run.agent,
         },
         proxy,
       )
@@ -132,6 +133,7 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
         type: 'run-start',
         agent: run.agent,
         adapter: 'builtin',
+        provider: model.provider,
         model: model.model,
         cwd: run.cwd,
         proxied: proxy !== undefined,

@@ -65,6 +65,10 @@ export interface RuntimeServices {
   adapters: AdapterRegistry
   config: HangarConfig
   projectDir: string
+  /** The built-in agent's provider and model for a user with no profile, and why (never the key). */
+  builtinProvider: (
+    userId: string,
+  ) => Promise<{ provider: string; model: string; source: string; reason: string }>
   /** The LLM proxy: feed manifests and their fetch state. */
   modelProxy: Pick<ModelProxy, 'manifestFor' | 'fetcher'>
 }

@@ -277,6 +277,19 @@ const OPERATIONS: Operation[] = [
   { method: 'delete', path: '/api/settings/providers/{provider}', summary: 'Forget a provider’s settings' },
   {
     method: 'get',
+    path: '/api/settings/builtin',
+    summary:
+      "The caller's default provider and model for the built-in agent, and what it will use with no profile and why (effective: { provider, model, source: profile|user|operator|environment, reason }, or problem)",
+  },
+  {
+    method: 'put',
+    path: '/api/settings/builtin',
+    summary:
+      'Set the default provider (null clears it) and model of the built-in agent; precedence: profile → this → operator default → environment',
+    body: z.strictObject({ provider: z.string().nullable(), model: z.string().nullable().optional() }),
+  },
+  {
+    method: 'get',
     path: '/api/profiles',
     summary: 'Profiles: from hangar.yaml (read-only) and created by the caller',
   },

@@ -4,6 +4,7 @@
 import { AppError } from '../core/errors.js'
 import { KNOWN_PROVIDERS } from '../core/provider-names.js'
 import { actorOf, type Principal } from './auth-service.js'
+import type { BuiltinDefault } from './repositories/builtin-settings-repository.js'
 import type { ProviderCredential } from './repositories/credentials-repository.js'
 import type { Store } from './store.js'
 import type { Vault } from './vault.js'
@@ -136,6 +137,45 @@ export function createCredentialsService(options: {
           })
         }
         return removed
+      })
+    },
+
+    /** The provider and model the user chose for the built-in agent (profiles naming one win). */
+    async builtinDefault(userId: string): Promise<BuiltinDefault | undefined> {
+      return store.forUser(userId).builtinSettings.get()
+    },
+
+    /**
+     * Sets (or, with `provider: null`, clears) the user's default for the built-in agent. The provider must
+     * be one Hangar knows, one hangar.yaml declares, or one the user gave settings (a base URL) for.
+     */
+    async setBuiltinDefault(
+      principal: Principal | 'system',
+      userId: string,
+      input: { provider: string | null; model?: string | null | undefined },
+    ): Promise<BuiltinDefault | null> {
+      return store.transaction(async (repositories) => {
+        const scope = repositories.forUser(userId)
+        if (input.provider === null) {
+          await scope.builtinSettings.clear()
+        } else if (!isKnownProvider(input.provider) && !(await scope.credentials.get(input.provider))) {
+          throw new AppError('invalid_request', `provider "${input.provider}" is not one Hangar knows`, {
+            hint: `known providers: ${KNOWN_PROVIDERS.join(', ')}; for another (e.g. Ollama) save its base URL in the provider settings first`,
+            details: { fields: [{ path: 'provider', message: 'unknown provider' }] },
+          })
+        }
+        const saved =
+          input.provider === null
+            ? null
+            : await scope.builtinSettings.put({ provider: input.provider, model: input.model ?? null })
+        await scope.audit.append({
+          actor: actorOf(principal),
+          action: 'settings.builtin',
+          targetType: 'provider',
+          targetId: input.provider ?? '(none)',
+          details: { model: input.model ?? null },
+        })
+        return saved
       })
     },
 

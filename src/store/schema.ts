@@ -62,6 +62,14 @@ export interface ProviderCredentialsTable {
   updated_at: string
 }
 
+/** The built-in agent's default provider and model of one user. */
+export interface BuiltinSettingsTable {
+  user_id: string
+  provider: string
+  model: string | null
+  updated_at: string
+}
+
 export interface AgentProfilesTable {
   id: string
   user_id: string
@@ -250,6 +258,7 @@ export interface Database {
   sessions: SessionsTable
   login_links: LoginLinksTable
   provider_credentials: ProviderCredentialsTable
+  builtin_settings: BuiltinSettingsTable
   agent_profiles: AgentProfilesTable
   conversations: ConversationsTable
   messages: MessagesTable

@@ -9,6 +9,7 @@ import { type DatabaseHandle, type OpenDatabaseOptions, openDatabase } from './o
 import { createActionsRepository, createApplyingActions } from './repositories/actions-repository.js'
 import { createAuditRepository } from './repositories/audit-repository.js'
 import { createAuthLookups } from './repositories/auth-lookups.js'
+import { createBuiltinSettingsRepository } from './repositories/builtin-settings-repository.js'
 import type { RepositoryContext } from './repositories/context.js'
 import { createConversationsRepository } from './repositories/conversations-repository.js'
 import {
@@ -32,6 +33,7 @@ function createUserScope(context: RepositoryContext, userId: string) {
     tokens: createTokensRepository(context, userId),
     sessions: createSessionsRepository(context, userId),
     credentials: createCredentialsRepository(context, userId),
+    builtinSettings: createBuiltinSettingsRepository(context, userId),
     profiles: createProfilesRepository(context, userId),
     conversations: createConversationsRepository(context, userId),
     runs: createRunsRepository(context, userId),

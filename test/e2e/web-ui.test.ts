@@ -293,6 +293,23 @@ describe('web UI', () => {
     expect(responseBodies.length).toBeGreaterThan(10)
     expect(responseBodies.filter((body) => body.includes(PROVIDER_KEY))).toEqual([])
     expect(daemon.stdout() + daemon.stderr()).not.toContain(PROVIDER_KEY)
+    // Issue 18 item 6: which provider and model the built-in agent will use and why, and the user's default
+    // (a stored key alone chooses nothing); cleared again so later built-in runs are unchanged.
+    const builtin = page.getByRole('region', { name: 'Built-in agent' })
+    const effective = () => builtin.getByTestId('builtin-effective').textContent()
+    await expect
+      .poll(effective)
+      .toBe("Uses anthropic / claude-sonnet-4-6 — ANTHROPIC_API_KEY in the daemon's environment")
+    const builtinForm = builtin.getByRole('form', { name: 'Built-in agent default' })
+    await builtinForm.getByLabel('Default provider').selectOption('anthropic')
+    await builtinForm.getByLabel('Default model').fill('claude-haiku-4-5')
+    await builtinForm.getByRole('button', { name: 'Save default' }).click()
+    await expect.poll(effective).toBe('Uses anthropic / claude-haiku-4-5 — your default')
+    await builtinForm.getByLabel('Default provider').selectOption('')
+    await builtinForm.getByRole('button', { name: 'Save default' }).click()
+    await expect
+      .poll(effective)
+      .toBe("Uses anthropic / claude-sonnet-4-6 — ANTHROPIC_API_KEY in the daemon's environment")
     // The feed of hangar.yaml and its last fetch (the reviewer's runs above fetched it) are listed too.
     const feeds = page.getByRole('table', { name: 'Feeds of reviewer' })
     await expect

@@ -1,8 +1,10 @@
 // Provider settings per user. The key is write-only: GET says `keyConfigured` and at most its last 4
 // characters. Without an instance key these answer 503 vault_unavailable for key changes only.
+// `/api/settings/builtin` is the user's default provider and model for the built-in agent, with what the
+// agent will actually use and why (runs/builtin-model.ts decides).
 import type { Hono } from 'hono'
 import { z } from 'zod'
-import { AppError } from '../../core/errors.js'
+import { AppError, describeError } from '../../core/errors.js'
 import { KNOWN_PROVIDERS } from '../../core/provider-names.js'
 import { checkProviderBaseUrl } from '../../providers/base-url-policy.js'
 import type { ServerDeps } from '../app.js'
@@ -20,6 +22,11 @@ const putSchema = z.strictObject({
     .optional(),
 })
 
+const builtinSchema = z.strictObject({
+  provider: providerName.nullable(),
+  model: z.string().min(1).max(200).nullable().optional(),
+})
+
 function providerParam(value: string): string {
   const parsed = providerName.safeParse(value)
   if (!parsed.success) throw new AppError('invalid_request', `"${value}" is not a provider name`)
@@ -28,8 +35,35 @@ function providerParam(value: string): string {
 
 export function registerSettingsRoutes(
   app: Hono<{ Variables: AppVariables }>,
-  deps: Pick<ServerDeps, 'credentials' | 'policy'>,
+  deps: Pick<ServerDeps, 'credentials' | 'policy' | 'runtime'>,
 ): void {
+  /** The user's default for the built-in agent, and what it will use (and why) with no profile. */
+  async function builtinView(userId: string) {
+    const saved = await deps.credentials.builtinDefault(userId)
+    let effective = null
+    let problem: string | null = null
+    if (deps.runtime) {
+      try {
+        effective = await deps.runtime.builtinProvider(userId)
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error
+        problem = describeError(error)
+      }
+    }
+    return { provider: saved?.provider ?? null, model: saved?.model ?? null, effective, problem }
+  }
+
+  app.get('/api/settings/builtin', async (context) => {
+    return context.json(await builtinView(context.get('principal').user.id))
+  })
+
+  app.put('/api/settings/builtin', async (context) => {
+    const body = await readJsonBody(context, builtinSchema)
+    const principal = context.get('principal')
+    await deps.credentials.setBuiltinDefault(principal, principal.user.id, body)
+    return context.json(await builtinView(principal.user.id))
+  })
+
   app.get('/api/settings/providers', async (context) => {
     return context.json(await deps.credentials.list(context.get('principal').user.id))
   })

@@ -92,3 +92,16 @@ export interface Workspace {
   status?: string
   conversationId?: string | null
 }
+
+/** GET/PUT /api/settings/builtin: the user's default for the built-in agent and what it will use. */
+export interface BuiltinSettings {
+  provider: string | null
+  model: string | null
+  effective: {
+    provider: string
+    model: string
+    source: 'profile' | 'user' | 'operator' | 'environment'
+    reason: string
+  } | null
+  problem: string | null
+}

@@ -1,4 +1,5 @@
-// Settings: provider credentials, personal access tokens, and feeds.
+// Settings: provider credentials, the built-in agent's provider, personal access tokens, and feeds.
+import { BuiltinSettingsSection } from './builtin-settings'
 import { FeedSettingsSection } from './feed-settings'
 import { ProviderSettingsSection } from './provider-settings'
 import { TokenSettingsSection } from './token-settings'
@@ -10,6 +11,7 @@ export function SettingsPage() {
         <h1>Settings</h1>
       </header>
       <ProviderSettingsSection />
+      <BuiltinSettingsSection />
       <TokenSettingsSection />
       <FeedSettingsSection />
     </div>
