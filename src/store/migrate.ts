@@ -10,7 +10,7 @@ import * as proxyRequests from './migrations/0005-proxy-requests.js'
 import * as nodes from './migrations/0006-nodes.js'
 import * as runPinnedNode from './migrations/0007-run-pinned-node.js'
 import * as actionApplying from './migrations/0008-action-applying.js'
-import * as builtinSettings from './migrations/0010-builtin-settings.js'
+import * as builtinSettings from './migrations/0009-builtin-settings.js'
 import type { Database } from './schema.js'
 
 export const MIGRATIONS: Record<string, Migration> = {
@@ -22,7 +22,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0006-nodes': nodes,
   '0007-run-pinned-node': runPinnedNode,
   '0008-action-applying': actionApplying,
-  '0010-builtin-settings': builtinSettings,
+  '0009-builtin-settings': builtinSettings,
 }
 
 export async function migrateToLatest(db: Kysely<Database>, engine: 'sqlite' | 'postgres'): Promise<void> {
