@@ -1,5 +1,5 @@
 // Which provider and model a user's built-in agent uses when the profile names none: one row per user,
-// chosen in Settings (`PUT /api/settings/builtin`). Numbered 0010 so a parallel 0009 cannot clash.
+// chosen in Settings (`PUT /api/settings/builtin`). (Numbered after 0008, applying actions.)
 import type { Kysely } from 'kysely'
 
 export async function up(db: Kysely<unknown>): Promise<void> {
