@@ -8,7 +8,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cleanEnv, type RunningDaemon, runHangar, startDaemon } from '../helpers/hangar-cli.js'
+import { cleanEnv, type RunningDaemon, runHangar, startDaemon, waitForOutput } from '../helpers/hangar-cli.js'
 import { makeTempDir } from '../helpers/store-engines.js'
 
 const FAKE_CURSOR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/bin/cursor-agent')
@@ -123,6 +123,8 @@ describe('agent detection (issue 18 item 9)', () => {
 
     const daemon = await startDaemon(['--data-dir', dataDir], { env, cwd: project, timeoutMs: 60_000 })
     daemons.push(daemon)
+    // `hangar up` prints its detection lines after the sign-in link.
+    await waitForOutput(daemon.stdout, '✓ cursor-agent', 60_000)
     expect(daemon.stdout()).toMatch(/^✓ cursor-agent 2027\.1\.0 .*warning: untested version/m)
     const { token } = JSON.parse(await readFile(path.join(dataDir, 'daemon.json'), 'utf8')) as {
       token: string
