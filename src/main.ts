@@ -297,6 +297,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       loadDetection(adapters.all(), {
         env,
         home: env.HOME ?? os.homedir(),
+        paths: options.config.adapters,
         dataDir: options.dataDir,
         refresh: detectOptions.refresh ?? false,
       })

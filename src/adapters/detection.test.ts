@@ -1,7 +1,9 @@
 import { chmod, mkdir, mkdtemp, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { cursorAgentAdapter } from './defs/cursor-agent.js'
 import { describeDetection, detectAll, loadDetection } from './detection.js'
 import { createAdapterRegistry } from './registry.js'
 import type { AdapterDef, AuthState } from './types.js'
@@ -26,6 +28,7 @@ function fakeAdapter(id: AdapterDef['id'], binary: string, auth: AuthState = { s
     skills: { kind: 'prompt' },
     endpointFamilies: ['anthropic'],
     verified: id !== 'cursor-agent',
+    testedVersions: '~1.2.0',
     probeAuth: async () => auth,
     buildLaunch: () => ({ command: binary, args: [], env: {}, stdin: null, files: [] }),
     createParser: () => ({ line: () => [], finish: () => ({ events: [], outcome: { completed: true } }) }),
@@ -128,6 +131,90 @@ describe('detection', () => {
     const [detected] = await detectAll([fakeAdapter('claude-code', 'good')], { env, home })
     expect(detected?.problem).toBeNull()
     expect(detected?.version).toBe('1.2.3')
+  })
+})
+
+// Issue 18 item 9: a CLI installed where the daemon's PATH does not look (nvm, a service manager) was
+// "not installed" with no way out, although its config dir was there; a version nobody tested ran silently.
+describe('detection beyond PATH', () => {
+  const fakeCursor = fileURLToPath(new URL('../../test/fixtures/bin/cursor-agent', import.meta.url))
+  // The fake's wrapper needs `node`; the fake itself is on no directory of this PATH.
+  const nodeOnly = { PATH: path.dirname(process.execPath) }
+
+  it('finds a CLI only through adapters.<id>.path, and spawns that exact file', async () => {
+    const { home } = await setup()
+    const [detected] = await detectAll([cursorAgentAdapter], {
+      env: nodeOnly,
+      home,
+      paths: { 'cursor-agent': { path: fakeCursor } },
+    })
+    expect(detected).toMatchObject({
+      installed: true,
+      path: fakeCursor,
+      executable: { path: fakeCursor },
+      version: '2026.09.01-fake0001',
+      problem: null,
+      versionWarning: null,
+    })
+    const [unconfigured] = await detectAll([cursorAgentAdapter], { env: nodeOnly, home })
+    expect(unconfigured?.installed).toBe(false)
+  })
+
+  it('says a configured path that does not exist or cannot run, without failing detection', async () => {
+    const { root, home } = await setup()
+    const missing = path.join(root, 'nowhere', 'cursor-agent')
+    const notExecutable = path.join(root, 'plain-file')
+    await writeFile(notExecutable, 'not a program\n')
+    const [gone, plain] = await Promise.all([
+      detectAll([cursorAgentAdapter], { env: nodeOnly, home, paths: { 'cursor-agent': { path: missing } } }),
+      detectAll([cursorAgentAdapter], {
+        env: nodeOnly,
+        home,
+        paths: { 'cursor-agent': { path: notExecutable } },
+      }),
+    ])
+    expect(gone[0]).toMatchObject({ installed: false, executable: null })
+    expect(gone[0]?.problem).toBe(
+      `adapters.cursor-agent.path: ${missing} (hangar.yaml) does not exist; fix the path, or remove it to search the daemon's PATH`,
+    )
+    expect(plain[0]?.problem).toBe(
+      `adapters.cursor-agent.path: ${notExecutable} (hangar.yaml) is not an executable file`,
+    )
+    expect(describeDetection(gone[0]!)).toContain(
+      '✗ cursor-agent (not installed: adapters.cursor-agent.path: ',
+    )
+  })
+
+  it('names the config dir and the fix when the CLI is set up but not on the PATH', async () => {
+    const { home, env } = await setup()
+    await mkdir(path.join(home, '.absent'))
+    const [detected] = await detectAll([fakeAdapter('claude-code', 'absent')], { env, home })
+    expect(detected).toMatchObject({ installed: false, configDirFound: true })
+    expect(describeDetection(detected!)).toBe(
+      "✗ claude-code (not installed: config dir ~/.absent found but `absent` is not on the daemon's PATH; " +
+        "add its directory to the daemon's PATH, or set adapters.claude-code.path: /full/path/to/absent in hangar.yaml)",
+    )
+  })
+
+  it('warns about a version outside the tested range, also from the cache', async () => {
+    const { root, home, env, bin } = await setup()
+    await fakeBin(bin, 'newer', 'echo "newer 1.3.0"')
+    const dataDir = path.join(root, 'data')
+    await mkdir(dataDir)
+    const adapters = [fakeAdapter('claude-code', 'good'), fakeAdapter('codex', 'newer')]
+    const fresh = await loadDetection(adapters, { env, home, dataDir })
+    expect(fresh.adapters.map((adapter) => adapter.versionWarning)).toEqual([
+      null,
+      'codex 1.3.0 is outside the versions Hangar was tested with (~1.2.0)',
+    ])
+    expect(describeDetection(fresh.adapters[1]!)).toBe(
+      '✓ codex 1.3.0 (auth: ok; warning: untested version; tested with ~1.2.0)',
+    )
+    // A release that widened the range: the cached detection is judged against it.
+    const widened = adapters.map((adapter) => ({ ...adapter, testedVersions: '^1.2.0' }))
+    const cached = await loadDetection(widened, { env, home, dataDir })
+    expect(cached.fromCache).toBe(true)
+    expect(cached.adapters[1]).toMatchObject({ testedVersions: '^1.2.0', versionWarning: null })
   })
 })
 

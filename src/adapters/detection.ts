@@ -1,13 +1,15 @@
 // Which agent CLIs are installed, at what version, and whether they are signed in. Every adapter is
 // probed in parallel and in isolation: a broken or hanging CLI costs at most its own timeout. `--version`
 // runs in a temp HOME and cwd so probing never touches the user's state. Results are cached in the data
-// dir for 24 hours.
+// dir for 24 hours. `adapters.<id>.path` in hangar.yaml replaces the PATH search for that CLI; a CLI not
+// found says what would fix it, and a version outside the adapter's tested range is flagged.
 import { spawn } from 'node:child_process'
 import { constants as fsConstants } from 'node:fs'
 import { access, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import type { AdapterCapabilities, AdapterDef, AuthState, ResolvedExecutable } from './types.js'
+import { versionInRange } from './version-range.js'
 
 export const DETECTION_TTL_MS = 24 * 60 * 60 * 1000
 export const VERSION_TIMEOUT_MS = 5000
@@ -15,12 +17,14 @@ export const VERSION_TIMEOUT_MS = 5000
 const ALONE_TIMEOUT_FACTOR = 4
 const NO_ANSWER = '--version did not answer within'
 const CACHE_FILE = 'agents.json'
+/** Bumped when DetectedAdapter changes shape: an older cache is detected again. */
+const CACHE_FORMAT = 2
 
 export interface DetectedAdapter {
   id: string
   displayName: string
   installed: boolean
-  /** The PATH hit. */
+  /** The PATH hit, or the `adapters.<id>.path` of hangar.yaml. */
   path: string | null
   executable: ResolvedExecutable | null
   version: string | null
@@ -28,13 +32,22 @@ export interface DetectedAdapter {
   auth: AuthState
   verified: boolean
   capabilities: AdapterCapabilities
-  /** Why an installed CLI cannot be used (version probe failed, no suitable Node…). */
+  /**
+   * Why an installed CLI cannot be used (version probe failed, no suitable Node…), or what would make a
+   * CLI that was not found usable (its config dir exists but it is not on PATH; a configured path is wrong).
+   */
   problem: string | null
+  /** The semver range of CLI versions the adapter was tested with. */
+  testedVersions: string
+  /** Set when the detected version is outside `testedVersions`. */
+  versionWarning: string | null
 }
 
 export interface DetectionOptions {
   env: Readonly<Record<string, string | undefined>>
   home: string
+  /** `adapters.<id>.path` of hangar.yaml: these files instead of a PATH search. */
+  paths?: Readonly<Partial<Record<AdapterDef['id'], { path: string } | undefined>>>
   versionTimeoutMs?: number
   now?: Date
 }
@@ -127,6 +140,35 @@ async function readJsonFile(file: string): Promise<unknown> {
   }
 }
 
+/** The warning for a version outside the adapter's tested range; null inside it or when unknown. */
+export function versionWarning(definition: AdapterDef, version: string | null): string | null {
+  if (version === null || versionInRange(version, definition.testedVersions) !== false) return null
+  return `${definition.displayName} ${version} is outside the versions Hangar was tested with (${definition.testedVersions})`
+}
+
+/** Why a CLI was not found, when something says it is there after all (its config dir). */
+function notFoundProblem(definition: AdapterDef, configDirFound: boolean): string | null {
+  if (!configDirFound) return null
+  const binary = definition.binaries[0]!
+  return (
+    `config dir ~/${definition.configDir} found but \`${binary}\` is not on the daemon's PATH; ` +
+    `add its directory to the daemon's PATH, or set adapters.${definition.id}.path: /full/path/to/${binary} in hangar.yaml`
+  )
+}
+
+/** The configured file, or why it cannot be used. */
+async function configuredExecutable(
+  id: AdapterDef['id'],
+  file: string,
+): Promise<{ found: string } | { problem: string }> {
+  const where = `adapters.${id}.path: ${file} (hangar.yaml)`
+  const info = await stat(file).catch(() => null)
+  if (!info)
+    return { problem: `${where} does not exist; fix the path, or remove it to search the daemon's PATH` }
+  if (!(await isExecutable(file))) return { problem: `${where} is not an executable file` }
+  return { found: file }
+}
+
 export async function detectAdapter(
   definition: AdapterDef,
   options: DetectionOptions,
@@ -136,6 +178,8 @@ export async function detectAdapter(
     displayName: definition.displayName,
     verified: definition.verified,
     capabilities: definition.capabilities,
+    testedVersions: definition.testedVersions,
+    versionWarning: null,
   }
   const configDirFound = await stat(path.join(options.home, definition.configDir))
     .then((info) => info.isDirectory())
@@ -150,8 +194,16 @@ export async function detectAdapter(
     auth: { state: 'unknown' },
     problem: null,
   }
-  const found = await findOnPath(definition.binaries, options.env.PATH)
-  if (!found) return notInstalled
+  const configured = options.paths?.[definition.id]?.path
+  let found: string | null
+  if (configured !== undefined) {
+    const result = await configuredExecutable(definition.id, configured)
+    if ('problem' in result) return { ...notInstalled, problem: result.problem }
+    found = result.found
+  } else {
+    found = await findOnPath(definition.binaries, options.env.PATH)
+  }
+  if (!found) return { ...notInstalled, problem: notFoundProblem(definition, configDirFound) }
 
   let executable: ResolvedExecutable
   try {
@@ -181,15 +233,17 @@ export async function detectAdapter(
       })
       .catch((): AuthState => ({ state: 'unknown' })),
   ])
+  const parsedVersion = 'output' in version ? definition.parseVersion(version.output) : null
   return {
     ...base,
     installed: true,
     path: found,
     executable,
-    version: 'output' in version ? definition.parseVersion(version.output) : null,
+    version: parsedVersion,
     configDirFound,
     auth,
     problem: 'error' in version ? version.error : null,
+    versionWarning: versionWarning(definition, parsedVersion),
   }
 }
 
@@ -223,6 +277,8 @@ function detectOne(definition: AdapterDef, options: DetectionOptions): Promise<D
     verified: definition.verified,
     capabilities: definition.capabilities,
     problem: `detection failed: ${(error as Error).message}`,
+    testedVersions: definition.testedVersions,
+    versionWarning: null,
   }))
 }
 
@@ -234,14 +290,18 @@ export function isUsable(detected: DetectedAdapter): boolean {
 /** The one line `hangar up` and `hangar agents` print per adapter. */
 export function describeDetection(detected: DetectedAdapter): string {
   const unverified = detected.verified ? '' : ', unverified against the real CLI'
-  if (!detected.installed) return `✗ ${detected.id} (not installed${unverified})`
+  if (!detected.installed)
+    return `✗ ${detected.id} (not installed${detected.problem ? `: ${detected.problem}` : unverified})`
   if (detected.problem) return `✗ ${detected.id} (installed, ${detected.problem})`
   const version = detected.version ?? 'unknown version'
+  const warning = detected.versionWarning
+    ? `; warning: untested version; tested with ${detected.testedVersions}`
+    : ''
   if (detected.auth.state === 'missing' || detected.auth.state === 'expired') {
     const what = detected.auth.state === 'expired' ? 'sign-in expired' : 'not authenticated'
-    return `✗ ${detected.id} ${version} (installed, ${what}${detected.auth.hint ? `: ${detected.auth.hint}` : ''})`
+    return `✗ ${detected.id} ${version} (installed, ${what}${detected.auth.hint ? `: ${detected.auth.hint}` : ''}${warning})`
   }
-  return `✓ ${detected.id} ${version} (auth: ${detected.auth.state}${unverified})`
+  return `✓ ${detected.id} ${version} (auth: ${detected.auth.state}${unverified}${warning})`
 }
 
 interface DetectionCache {
@@ -252,7 +312,10 @@ interface DetectionCache {
 }
 
 function cacheKey(options: DetectionOptions): string {
-  return `${options.env.PATH ?? ''}|${options.home}`
+  const paths = Object.entries(options.paths ?? {})
+    .map(([id, override]) => `${id}=${override?.path ?? ''}`)
+    .join(',')
+  return `${CACHE_FORMAT}|${options.env.PATH ?? ''}|${options.home}|${paths}`
 }
 
 /** Cached detection: fresh when `refresh` or older than the TTL or from another PATH/HOME. */
@@ -273,7 +336,13 @@ export async function loadDetection(
       age < DETECTION_TTL_MS &&
       cached.adapters.map((adapter) => adapter.id).join(',') === ids
     ) {
-      return { adapters: cached.adapters, detectedAt: new Date(cached.detectedAt), fromCache: true }
+      // The ranges are the running release's, not the cached one's.
+      const adapters = cached.adapters.map((adapter, index) => ({
+        ...adapter,
+        testedVersions: definitions[index]!.testedVersions,
+        versionWarning: versionWarning(definitions[index]!, adapter.version),
+      }))
+      return { adapters, detectedAt: new Date(cached.detectedAt), fromCache: true }
     }
   }
   const adapters = await detectAll(definitions, options)

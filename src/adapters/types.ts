@@ -139,6 +139,12 @@ export interface AdapterDef {
   endpointFamilies: readonly ModelFamily[]
   /** False when we could not run the real CLI (Cursor Agent): shown in `hangar agents`. */
   verified: boolean
+  /**
+   * The CLI versions this definition was tested with, as a semver range (`~2.1.330`); the pinned versions
+   * of test/clis/package.json. A detected version outside it gets a warning (detection, `hangar agents`,
+   * GET /api/agents), and a run with lines the parser does not know names it.
+   */
+  testedVersions: string
   probeAuth(input: AuthProbeInput): Promise<AuthState>
   /** Pure: argv, env, stdin and files for a run (a resume when `resumeSessionId` is set). */
   buildLaunch(input: LaunchInput): LaunchPlan

@@ -264,4 +264,28 @@ describe('config', () => {
     )
     expect(config.services.market?.userFeedPaths).toEqual(['/api/v1'])
   })
+
+  // Issue 18 item 9: a CLI the daemon's PATH does not reach is pointed at with adapters.<id>.path; the key
+  // is strict like every other (a relative path, an unknown adapter or the built-in one are refused).
+  it('takes adapters.<id>.path as an absolute path of a CLI adapter', () => {
+    const config = parseConfig(
+      'adapters:\n  claude-code: { path: /home/me/.nvm/versions/node/v22/bin/claude }\n',
+    )
+    expect(config.adapters['claude-code']).toEqual({ path: '/home/me/.nvm/versions/node/v22/bin/claude' })
+    expect(parseConfig('').adapters).toEqual({})
+    const issues = issuesOf(
+      'adapters:\n  codex: { path: bin/codex }\n  builtin: { path: /x }\n  gemini: { path: /g, args: [] }\n',
+    )
+    const byPath = new Map(issues.map((issue) => [issue.path, issue]))
+    expect([...byPath.keys()].sort()).toEqual([
+      'adapters.builtin',
+      'adapters.codex.path',
+      'adapters.gemini.args',
+    ])
+    expect(byPath.get('adapters.codex.path')).toMatchObject({ line: 2 })
+    expect(byPath.get('adapters.codex.path')?.message).toMatch(/^expected an absolute path to the CLI/)
+    expect(byPath.get('adapters.builtin')?.message).toMatch(
+      /^unknown key "builtin"; expected one of: claude-code, codex/,
+    )
+  })
 })

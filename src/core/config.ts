@@ -29,6 +29,23 @@ const serviceSchema = z.strictObject({
   userFeedPaths: z.array(z.string().startsWith('/', 'expected a path prefix starting with "/"')).optional(),
 })
 
+/**
+ * `adapters.<id>`: where to find a CLI the daemon's PATH does not reach (installed with nvm, a daemon
+ * started by a service manager). Detection and every run use exactly this file.
+ */
+const adapterOverrideSchema = z.strictObject({
+  path: z
+    .string()
+    .startsWith('/', 'expected an absolute path to the CLI, e.g. /home/me/.nvm/versions/node/v22/bin/claude'),
+})
+const CLI_ADAPTER_IDS = ADAPTER_IDS.filter((id) => id !== 'builtin')
+const adaptersSchema = z.strictObject(
+  Object.fromEntries(CLI_ADAPTER_IDS.map((id) => [id, adapterOverrideSchema.optional()])) as Record<
+    (typeof CLI_ADAPTER_IDS)[number],
+    z.ZodOptional<typeof adapterOverrideSchema>
+  >,
+)
+
 const providerSchema = z.strictObject({
   baseUrl: httpUrl.optional(),
   apiKeyEnv: envName.optional(),
@@ -125,6 +142,7 @@ const configShape = z.strictObject({
   providers: providersSchema,
   targets: z.record(name, targetSchema).default({}),
   agents: z.record(name, ProfileSchema).default({}),
+  adapters: adaptersSchema.default({}),
   proxy: proxySchema.default(() => proxySchema.parse({})),
   server: serverSchema.default(() => serverSchema.parse({})),
 })
@@ -156,6 +174,8 @@ export type FeedConfig = NonNullable<ProfileConfig['feeds']>[number]
 export type TargetConfig = HangarConfig['targets'][string]
 export type ServiceConfig = HangarConfig['services'][string]
 export type ProviderConfig = HangarConfig['providers'][string]
+/** `adapters.<id>.path` per CLI adapter id. */
+export type AdapterOverrides = HangarConfig['adapters']
 
 export { KNOWN_PROVIDERS }
 

@@ -4,7 +4,8 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import type { UsageTotals } from '../core/events.js'
+import type { AgentEvent, UsageTotals } from '../core/events.js'
+import { errorEvent } from '../adapters/parsers/agent-error-codes.js'
 import type { PlacedSkills, Skill } from '../adapters/skills.js'
 import { placeSkills } from '../adapters/skills.js'
 import { type ProcessExit, reapProcessGroup, type Supervisor } from '../adapters/supervisor.js'
@@ -148,12 +149,21 @@ export async function executeCliRun(
         : undefined
     const plan = remote ? await remote.launch.prepare(localPlan, env, forward) : localPlan
     const parser = adapter.createParser({ cwd })
+    // Lines the parser did not know stay `raw`; the first one also raises one visible warning per run.
+    let unrecognized = false
+    const emitParsed = (event: AgentEvent) => {
+      active.emit(event)
+      if (event.type !== 'raw' || event.stream !== 'stdout' || unrecognized) return
+      unrecognized = true
+      const message = `output format not recognised; tested with ${adapter.displayName} ${adapter.testedVersions}`
+      active.emit(errorEvent('output_unrecognized', message, false))
+    }
 
     let processHandle
     try {
       processHandle = await options.supervisor.start(plan, request.cwd, {
         onLine: (line) => {
-          for (const event of parser.line(line)) active.emit(event)
+          for (const event of parser.line(line)) emitParsed(event)
         },
       })
     } catch (error) {
@@ -178,7 +188,7 @@ export async function executeCliRun(
     await reapProcessGroup(processHandle.pgid, 1000)
 
     const { events, outcome } = parser.finish()
-    for (const event of events) active.emit(event)
+    for (const event of events) emitParsed(event)
     // On a host the remote group is signalled first, so the local ssh may exit on its own before our
     // cancel() marks the exit: the abort is what says the user cancelled.
     const cancelled = exit.cancelled || options.signal?.aborted === true

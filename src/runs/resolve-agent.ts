@@ -85,9 +85,11 @@ export function resolveAgent(
   const adapter = registry.require(adapterId)
   const detection = detected.find((candidate) => candidate.id === adapterId)
   if (!detection?.installed) {
-    throw new AppError('unavailable', `${adapterId} is not installed`, {
+    // Detection may know why (a config dir without the binary on PATH, a wrong adapters.<id>.path).
+    const why = detection?.problem ? `: ${detection.problem}` : ''
+    throw new AppError('unavailable', `${adapterId} is not installed${why}`, {
       retryable: false,
-      hint: 'install it, then run hangar agents --refresh',
+      hint: why ? 'then run hangar agents --refresh' : 'install it, then run hangar agents --refresh',
     })
   }
   if (!isUsable(detection)) {

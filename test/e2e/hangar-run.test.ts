@@ -82,6 +82,7 @@ describe('hangar run with real CLIs', () => {
       version: string | null
       auth: { state: string; source?: string }
       capabilities: { streaming: boolean }
+      versionWarning: string | null
     }[]
     expect(json.map((adapter) => adapter.id)).toEqual([
       'claude-code',
@@ -102,6 +103,12 @@ describe('hangar run with real CLIs', () => {
       capabilities: { streaming: false },
     })
     expect(JSON.stringify(json)).not.toContain(TEST_API_KEY)
+    // Issue 18 item 9: the pinned CLIs are the tested ones, so none gets an untested-version warning.
+    const installed = json.filter((adapter) => adapter.installed)
+    expect(installed.length).toBeGreaterThanOrEqual(6)
+    expect(installed.map((adapter) => [adapter.id, adapter.versionWarning])).toEqual(
+      installed.map((adapter) => [adapter.id, null]),
+    )
   })
 
   it('runs the first signed-in CLI in place and shows what it did', async () => {

@@ -65,6 +65,8 @@ export const claudeCodeAdapter = {
   skills: { kind: 'native', directory: '.claude/skills' },
   endpointFamilies: ['anthropic'],
   verified: true,
+  // test/clis/package.json pins @anthropic-ai/claude-code 2.1.330.
+  testedVersions: '~2.1.330',
 
   async probeAuth(input) {
     const variable = firstSetVariable(input.env, [

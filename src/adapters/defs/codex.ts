@@ -92,6 +92,8 @@ export const codexAdapter = {
   skills: { kind: 'file', file: 'AGENTS.md' },
   endpointFamilies: ['openai-responses'],
   verified: true,
+  // test/clis/package.json pins @openai/codex 0.169.0.
+  testedVersions: '~0.169.0',
 
   async probeAuth(input) {
     const variable = firstSetVariable(input.env, ['CODEX_API_KEY', 'OPENAI_API_KEY'])

@@ -112,6 +112,8 @@ export const copilotAdapter = {
   skills: { kind: 'file', file: 'AGENTS.md' },
   endpointFamilies: ['openai-chat', 'openai-responses', 'anthropic'],
   verified: true,
+  // test/clis/package.json pins @github/copilot 1.0.102.
+  testedVersions: '~1.0.102',
 
   async probeAuth(input) {
     const variable = firstSetVariable(input.env, ['COPILOT_GITHUB_TOKEN', 'GH_TOKEN', 'GITHUB_TOKEN'])

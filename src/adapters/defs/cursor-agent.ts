@@ -32,6 +32,8 @@ export const cursorAgentAdapter = {
   skills: { kind: 'file', file: '.cursorrules' },
   endpointFamilies: [],
   verified: false,
+  // No registry ships it: the fake CLI replays Cursor's documented format of its 2026.09 releases.
+  testedVersions: '~2026.9.1',
 
   async probeAuth(input) {
     const variable = firstSetVariable(input.env, ['CURSOR_API_KEY'])

@@ -94,6 +94,8 @@ export const geminiAdapter = {
   skills: { kind: 'file', file: 'GEMINI.md' },
   endpointFamilies: ['gemini'],
   verified: true,
+  // test/clis/package.json pins @google/gemini-cli 0.61.0.
+  testedVersions: '~0.61.0',
 
   async probeAuth(input) {
     const variable = firstSetVariable(input.env, ['GEMINI_API_KEY', 'GOOGLE_API_KEY'])

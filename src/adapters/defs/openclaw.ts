@@ -169,6 +169,8 @@ export const openclawAdapter = {
   skills: { kind: 'prompt' },
   endpointFamilies: ['anthropic', 'openai-responses', 'openai-chat'],
   verified: true,
+  // test/clis/package.json pins openclaw 2026.9.6.
+  testedVersions: '~2026.9.6',
   cancelGraceSeconds: 5,
 
   async probeAuth(input) {

@@ -90,6 +90,8 @@ export const opencodeAdapter = {
   skills: { kind: 'native', directory: '.opencode/skills' },
   endpointFamilies: ['openai-chat', 'anthropic'],
   verified: true,
+  // test/clis/package.json pins opencode-ai 1.18.33.
+  testedVersions: '~1.18.33',
 
   async probeAuth(input) {
     const dataHome = input.env.XDG_DATA_HOME ?? path.join(input.home, '.local/share')

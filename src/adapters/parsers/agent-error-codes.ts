@@ -17,6 +17,9 @@ export const AGENT_ERROR_CODES = [
   'agent_error',
   // A notice the CLI shows without failing the turn (loop detected, model metadata missing…).
   'agent_warning',
+  // The CLI wrote stdout lines its parser does not know (a newer output format?): raised once per run by
+  // the run executor, besides the `raw` events that keep the lines.
+  'output_unrecognized',
 ] as const
 export type AgentErrorCode = (typeof AGENT_ERROR_CODES)[number]
 

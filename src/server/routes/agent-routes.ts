@@ -22,6 +22,9 @@ export async function describeAgents(
         displayName: "Hangar's built-in agent",
         installed: true,
         verified: true,
+        // Our own code: nothing to have tested against.
+        testedVersions: null,
+        versionWarning: null,
         capabilities: {
           streaming: true,
           resume: true,

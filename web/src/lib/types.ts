@@ -26,6 +26,10 @@ export interface AdapterInfo {
   path?: string | null
   auth?: { state: 'ok' | 'missing' | 'expired' | 'unknown'; source?: string; hint?: string }
   problem?: string | null
+  /** The semver range of CLI versions the adapter was tested with. */
+  testedVersions?: string | null
+  /** Set when the detected version is outside `testedVersions`. */
+  versionWarning?: string | null
   capabilities: Capabilities
 }
 

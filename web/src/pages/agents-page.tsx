@@ -35,16 +35,30 @@ function AdapterRow({ adapter }: { adapter: AdapterInfo }) {
           <span className="badge badge-good">ready</span>
         )}
         {adapter.version && <div className="muted small">{adapter.version}</div>}
+        {adapter.versionWarning && (
+          <div>
+            <span className="badge badge-warn" title={adapter.versionWarning}>
+              untested version
+            </span>
+          </div>
+        )}
+        {adapter.testedVersions && <div className="muted small">tested with {adapter.testedVersions}</div>}
       </td>
       <td>
         {adapter.id === 'builtin' ? 'provider key' : (adapter.auth?.state ?? 'unknown')}
         {adapter.auth?.source && <div className="muted small">{adapter.auth.source}</div>}
       </td>
       <td className="hint-cell">
-        {!adapter.installed && adapter.id !== 'builtin' && (
-          <div>Install {adapter.displayName} and put it on the daemon's PATH, then refresh.</div>
+        {!adapter.installed && adapter.id !== 'builtin' && !adapter.problem && (
+          <div>
+            Install {adapter.displayName} and put it on the daemon's PATH (or set{' '}
+            <code>adapters.{adapter.id}.path</code> in hangar.yaml), then refresh.
+          </div>
         )}
         {adapter.problem && <div>{adapter.problem}</div>}
+        {adapter.versionWarning && (
+          <div>{adapter.versionWarning}: a run whose output Hangar cannot read says so in its events.</div>
+        )}
         {hint && <div>{hint}</div>}
       </td>
       <td>
