@@ -1,9 +1,11 @@
 // Create or edit a profile made in the UI: adapter, model, skills, feeds, target, budget, auto-approval.
-// The daemon checks it with the same schema as hangar.yaml and its message says what is wrong.
+// The daemon checks it with the same schema and cross-reference checks as hangar.yaml; each problem it
+// names by key path (details.fields) is shown next to that input, the rest under the form.
 import { type FormEvent, useState } from 'react'
 import { WRITE_CLASSIFICATIONS } from '../../../src/core/events'
 import { useToast } from '../components/toasts'
-import { api } from '../lib/api'
+import { api, ApiError } from '../lib/api'
+import { fieldErrorsByKey, unplacedErrors } from '../lib/field-errors'
 import type { AdapterInfo, Profile, ProfileDefinition } from '../lib/types'
 
 interface FeedRow {
@@ -51,6 +53,30 @@ export function ProfileForm({
     })),
   )
   const [saving, setSaving] = useState(false)
+  /** The daemon's refusal by form key (`target`, `feeds[0].source`). */
+  // A stored profile a later hangar.yaml left behind opens with its problems already shown.
+  const [errors, setErrors] = useState<Record<string, string>>(() => fieldErrorsByKey(profile?.issues))
+  /** Keys that have an input below; any other key's error is listed under the form. */
+  const placed = new Set([
+    'name',
+    'adapter',
+    'model',
+    'provider',
+    'target',
+    'skills',
+    'cliArgs',
+    'budget.usd',
+    'budget.window',
+    'autoApprove',
+    ...feeds.flatMap((_, index) => ['name', 'source', 'path', 'ttl'].map((key) => `feeds[${index}].${key}`)),
+  ])
+  const problem = (key: string) =>
+    errors[key] ? (
+      <span className="field-error" role="alert" data-field={key}>
+        {errors[key]}
+      </span>
+    ) : null
+  const invalid = (key: string) => (errors[key] ? { 'aria-invalid': true } : {})
 
   function definition(): Partial<ProfileDefinition> {
     return {
@@ -81,12 +107,14 @@ export function ProfileForm({
   async function save(event: FormEvent) {
     event.preventDefault()
     setSaving(true)
+    setErrors({})
     try {
       if (profile) await api('PUT', `/api/profiles/${encodeURIComponent(profile.name)}`, definition())
       else await api('POST', '/api/profiles', { name: name.trim(), definition: definition() })
       toast.success(`Saved ${profile?.name ?? name.trim()}`)
       onDone()
     } catch (error) {
+      if (error instanceof ApiError && error.fields.length > 0) setErrors(fieldErrorsByKey(error.fields))
       toast.error(error)
     } finally {
       setSaving(false)
@@ -108,11 +136,13 @@ export function ProfileForm({
           <input
             value={name}
             onChange={(event) => setName(event.target.value)}
+            {...invalid('name')}
             required
             disabled={profile !== undefined}
             pattern="[a-zA-Z0-9][a-zA-Z0-9._\-]{0,63}"
             title="Letters, digits, '.', '_' or '-'"
           />
+          {problem('name')}
         </label>
         <label>
           Adapter
@@ -123,6 +153,7 @@ export function ProfileForm({
               </option>
             ))}
           </select>
+          {problem('adapter')}
         </label>
         <label>
           Model <span className="muted small">(optional)</span>
@@ -131,6 +162,7 @@ export function ProfileForm({
             onChange={(event) => setModel(event.target.value)}
             placeholder="the agent's default"
           />
+          {problem('model')}
         </label>
         {adapter === 'builtin' && (
           <label>
@@ -138,22 +170,27 @@ export function ProfileForm({
             <input
               value={provider}
               onChange={(event) => setProvider(event.target.value)}
+              {...invalid('provider')}
               placeholder="anthropic, openai, openrouter, ollama…"
             />
+            {problem('provider')}
           </label>
         )}
         <label>
           Target <span className="muted small">(an SSH target of hangar.yaml; empty = this machine)</span>
-          <input value={target} onChange={(event) => setTarget(event.target.value)} />
+          <input value={target} onChange={(event) => setTarget(event.target.value)} {...invalid('target')} />
+          {problem('target')}
         </label>
         <label>
           Skills <span className="muted small">(one folder per line)</span>
           <textarea rows={2} value={skills} onChange={(event) => setSkills(event.target.value)} />
+          {problem('skills')}
         </label>
         {adapter !== 'builtin' && (
           <label>
             Extra CLI flags <span className="muted small">(one per line, passed as they are)</span>
             <textarea rows={2} value={cliArgs} onChange={(event) => setCliArgs(event.target.value)} />
+            {problem('cliArgs')}
           </label>
         )}
         <label>
@@ -163,6 +200,7 @@ export function ProfileForm({
             value={budgetUsd}
             onChange={(event) => setBudgetUsd(event.target.value)}
           />
+          {problem('budget.usd')}
         </label>
         <label>
           Budget window
@@ -171,10 +209,12 @@ export function ProfileForm({
             onChange={(event) => setBudgetWindow(event.target.value)}
             placeholder="12h, 1d, 1w"
           />
+          {problem('budget.window')}
         </label>
       </div>
       <fieldset>
         <legend>Apply without asking</legend>
+        {problem('autoApprove')}
         {WRITE_CLASSIFICATIONS.map((classification) => (
           <label key={classification} className="check">
             <input
@@ -201,12 +241,14 @@ export function ProfileForm({
               placeholder="name (optional)"
               value={feed.name}
               onChange={(event) => setFeed(index, { name: event.target.value })}
+              {...invalid(`feeds[${index}].name`)}
             />
             <input
               aria-label="Feed source"
               placeholder="service"
               value={feed.source}
               onChange={(event) => setFeed(index, { source: event.target.value })}
+              {...invalid(`feeds[${index}].source`)}
               required
             />
             <input
@@ -214,6 +256,7 @@ export function ProfileForm({
               placeholder="/path/{agent}"
               value={feed.path}
               onChange={(event) => setFeed(index, { path: event.target.value })}
+              {...invalid(`feeds[${index}].path`)}
               required
             />
             <input
@@ -222,6 +265,7 @@ export function ProfileForm({
               inputMode="numeric"
               value={feed.ttl}
               onChange={(event) => setFeed(index, { ttl: event.target.value })}
+              {...invalid(`feeds[${index}].ttl`)}
               required
             />
             <button
@@ -232,6 +276,11 @@ export function ProfileForm({
             >
               ×
             </button>
+            {(['name', 'source', 'path', 'ttl'] as const).map((key) => (
+              <span key={key} className="feed-row-error">
+                {problem(`feeds[${index}].${key}`)}
+              </span>
+            ))}
           </div>
         ))}
         <button
@@ -242,6 +291,11 @@ export function ProfileForm({
           Add feed
         </button>
       </fieldset>
+      {unplacedErrors(errors, placed).map((message) => (
+        <p key={message} className="field-error" role="alert">
+          {message}
+        </p>
+      ))}
       <div className="row">
         <button type="submit" className="button primary" disabled={saving}>
           {saving ? 'Saving…' : 'Save profile'}
