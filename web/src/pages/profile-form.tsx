@@ -72,11 +72,12 @@ export function ProfileForm({
   ])
   const problem = (key: string) =>
     errors[key] ? (
-      <span className="field-error" role="alert" data-field={key}>
+      <span className="field-error" role="alert" data-field={key} id={`field-error-${key}`}>
         {errors[key]}
       </span>
     ) : null
-  const invalid = (key: string) => (errors[key] ? { 'aria-invalid': true } : {})
+  const invalid = (key: string) =>
+    errors[key] ? { 'aria-invalid': true, 'aria-describedby': `field-error-${key}` } : {}
 
   function definition(): Partial<ProfileDefinition> {
     return {
@@ -131,86 +132,108 @@ export function ProfileForm({
       aria-label={profile ? `Edit ${profile.name}` : 'New profile'}
     >
       <div className="grid-2">
-        <label>
-          Name
-          <input
-            value={name}
-            onChange={(event) => setName(event.target.value)}
-            {...invalid('name')}
-            required
-            disabled={profile !== undefined}
-            pattern="[a-zA-Z0-9][a-zA-Z0-9._\-]{0,63}"
-            title="Letters, digits, '.', '_' or '-'"
-          />
-          {problem('name')}
-        </label>
-        <label>
-          Adapter
-          <select value={adapter} onChange={(event) => setAdapter(event.target.value)}>
-            {adapters.map((item) => (
-              <option key={item.id} value={item.id}>
-                {item.displayName}
-              </option>
-            ))}
-          </select>
-          {problem('adapter')}
-        </label>
-        <label>
-          Model <span className="muted small">(optional)</span>
-          <input
-            value={model}
-            onChange={(event) => setModel(event.target.value)}
-            placeholder="the agent's default"
-          />
-          {problem('model')}
-        </label>
-        {adapter === 'builtin' && (
+        <div className="field">
           <label>
-            Provider
+            Name
             <input
-              value={provider}
-              onChange={(event) => setProvider(event.target.value)}
-              {...invalid('provider')}
-              placeholder="anthropic, openai, openrouter, ollama…"
+              value={name}
+              onChange={(event) => setName(event.target.value)}
+              {...invalid('name')}
+              required
+              disabled={profile !== undefined}
+              pattern="[a-zA-Z0-9][a-zA-Z0-9._\-]{0,63}"
+              title="Letters, digits, '.', '_' or '-'"
             />
-            {problem('provider')}
           </label>
-        )}
-        <label>
-          Target <span className="muted small">(an SSH target of hangar.yaml; empty = this machine)</span>
-          <input value={target} onChange={(event) => setTarget(event.target.value)} {...invalid('target')} />
-          {problem('target')}
-        </label>
-        <label>
-          Skills <span className="muted small">(one folder per line)</span>
-          <textarea rows={2} value={skills} onChange={(event) => setSkills(event.target.value)} />
-          {problem('skills')}
-        </label>
-        {adapter !== 'builtin' && (
+          {problem('name')}
+        </div>
+        <div className="field">
           <label>
-            Extra CLI flags <span className="muted small">(one per line, passed as they are)</span>
-            <textarea rows={2} value={cliArgs} onChange={(event) => setCliArgs(event.target.value)} />
-            {problem('cliArgs')}
+            Adapter
+            <select value={adapter} onChange={(event) => setAdapter(event.target.value)}>
+              {adapters.map((item) => (
+                <option key={item.id} value={item.id}>
+                  {item.displayName}
+                </option>
+              ))}
+            </select>
           </label>
+          {problem('adapter')}
+        </div>
+        <div className="field">
+          <label>
+            Model <span className="muted small">(optional)</span>
+            <input
+              value={model}
+              onChange={(event) => setModel(event.target.value)}
+              placeholder="the agent's default"
+            />
+          </label>
+          {problem('model')}
+        </div>
+        {adapter === 'builtin' && (
+          <div className="field">
+            <label>
+              Provider
+              <input
+                value={provider}
+                onChange={(event) => setProvider(event.target.value)}
+                {...invalid('provider')}
+                placeholder="anthropic, openai, openrouter, ollama…"
+              />
+            </label>
+            {problem('provider')}
+          </div>
         )}
-        <label>
-          Budget in USD <span className="muted small">(optional)</span>
-          <input
-            inputMode="decimal"
-            value={budgetUsd}
-            onChange={(event) => setBudgetUsd(event.target.value)}
-          />
+        <div className="field">
+          <label>
+            Target <span className="muted small">(an SSH target of hangar.yaml; empty = this machine)</span>
+            <input
+              value={target}
+              onChange={(event) => setTarget(event.target.value)}
+              {...invalid('target')}
+            />
+          </label>
+          {problem('target')}
+        </div>
+        <div className="field">
+          <label>
+            Skills <span className="muted small">(one folder per line)</span>
+            <textarea rows={2} value={skills} onChange={(event) => setSkills(event.target.value)} />
+          </label>
+          {problem('skills')}
+        </div>
+        {adapter !== 'builtin' && (
+          <div className="field">
+            <label>
+              Extra CLI flags <span className="muted small">(one per line, passed as they are)</span>
+              <textarea rows={2} value={cliArgs} onChange={(event) => setCliArgs(event.target.value)} />
+            </label>
+            {problem('cliArgs')}
+          </div>
+        )}
+        <div className="field">
+          <label>
+            Budget in USD <span className="muted small">(optional)</span>
+            <input
+              inputMode="decimal"
+              value={budgetUsd}
+              onChange={(event) => setBudgetUsd(event.target.value)}
+            />
+          </label>
           {problem('budget.usd')}
-        </label>
-        <label>
-          Budget window
-          <input
-            value={budgetWindow}
-            onChange={(event) => setBudgetWindow(event.target.value)}
-            placeholder="12h, 1d, 1w"
-          />
+        </div>
+        <div className="field">
+          <label>
+            Budget window
+            <input
+              value={budgetWindow}
+              onChange={(event) => setBudgetWindow(event.target.value)}
+              placeholder="12h, 1d, 1w"
+            />
+          </label>
           {problem('budget.window')}
-        </label>
+        </div>
       </div>
       <fieldset>
         <legend>Apply without asking</legend>
