@@ -12,7 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/core/config.js'
 import { createRuntime, type Runtime } from '../../src/main.js'
 import type { RunningServer } from '../../src/server/listen.js'
+import { writeDaemonFile } from '../../src/cli/daemon-file.js'
 import { createApiClient } from '../helpers/api-client.js'
+import { cleanEnv, runHangar } from '../helpers/hangar-cli.js'
 import { makeTempDir } from '../helpers/store-engines.js'
 
 interface Field {
@@ -177,6 +179,24 @@ describe('one validator for every profile (issue 18 item 5)', { timeout: 120_000
     expect(feeds.json.feeds.map((feed) => feed.name)).toEqual(['news'])
     expect(feeds.json.feeds[0]!.refused).toMatch(/unknown service "market"/)
     expect(feeds.json.issues.map((issue) => issue.path)).toContain('feeds[0].source')
+    // The CLI itself, pointed at this daemon as `hangar up` would (its daemon file).
+    await writeDaemonFile(path.join(root, 'data'), {
+      url: server.url,
+      pid: process.pid,
+      bootId: runtime.info.bootId,
+      nodeId: runtime.info.nodeId,
+      version: runtime.info.version,
+      startedAt: runtime.info.startedAt.toISOString(),
+      token,
+    })
+    const cli = await runHangar(['--data-dir', path.join(root, 'data'), 'feeds', 'watcher'], {
+      env: cleanEnv(),
+      cwd: project,
+    })
+    expect(cli.code, cli.stderr).toBe(0)
+    expect(cli.stderr).toMatch(/warning: feeds\[0\]\.source: .*unknown source "market"/)
+    expect(cli.stderr).toMatch(/warning: target: unknown target "box"/)
+    expect(cli.stdout).toMatch(/news .*refused: unknown service "market"/)
 
     // A new run is refused, naming the problem.
     const submitted = await api<ErrorBody>('POST', '/api/runs', {
