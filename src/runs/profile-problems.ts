@@ -84,9 +84,10 @@ export function assertValidUserProfile(
       ? `service "${refusal.source}": ${allowedText(refusal.source, refusal.allowedPrefixes)}; `
       : ''
   throw new AppError('invalid_request', `${first.message}${more}`, {
-    hint: first.path.startsWith('feeds[')
-      ? `${allowed}ask the operator to declare the feed in hangar.yaml for any other path or service`
-      : 'fix the fields named in details.fields',
+    // The message says what is expected; a feed's refusal also says who can allow more.
+    ...(first.path.startsWith('feeds[') && {
+      hint: `${allowed}ask the operator to declare the feed in hangar.yaml for any other path or service`,
+    }),
     details: {
       fields: problems.map((problem) => ({
         path: problem.path ? `${prefix}${problem.path}` : 'name',
