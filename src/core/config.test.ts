@@ -172,7 +172,7 @@ describe('config', () => {
       ['agents.trader.feeds[2].name', 9],
     ])
     expect(issues[0]?.message).toBe(
-      'feed "summary" (#2) of agent "trader": the name "summary" is already used by feed #1: give one of them a different name:',
+      'feed "summary" (#2) of agent "trader": the name "summary" is already used by feed #1: give one of them a different name',
     )
     // `/` derives `<source>-feed-<n>`, distinct per position, so two of them do not collide.
     expect(issues.some((issue) => issue.message.includes('market-feed'))).toBe(false)

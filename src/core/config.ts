@@ -192,9 +192,10 @@ export interface ConfigIssue {
   message: string
 }
 
-type PathSegment = string | number
+export type PathSegment = string | number
 
-function dotted(path: readonly PathSegment[]): string {
+/** `['feeds', 0, 'source']` → `feeds[0].source` (the key paths of config issues and API field errors). */
+export function dotted(path: readonly PathSegment[]): string {
   return path.reduce<string>(
     (out, segment) =>
       typeof segment === 'number' ? `${out}[${segment}]` : out ? `${out}.${segment}` : segment,
@@ -202,10 +203,96 @@ function dotted(path: readonly PathSegment[]): string {
   )
 }
 
-/** Cross-references zod cannot see: names that must exist elsewhere in the file. */
-function crossReferenceIssues(config: HangarConfig): { path: PathSegment[]; message: string }[] {
-  const issues: { path: PathSegment[]; message: string }[] = []
+/** A problem of one profile; `path` is relative to the profile (`[]` is its name). */
+export interface ProfileIssue {
+  path: PathSegment[]
+  message: string
+}
+
+/** What a profile is checked against: the parts of the config its names refer to. */
+export type ProfileReferences = Pick<HangarConfig, 'services' | 'targets' | 'providers'>
+
+/**
+ * The cross-references of one profile (services, targets, providers, feed names and paths, its name): the
+ * one check every profile gets, from hangar.yaml at start-up or from the UI/API when saved, shown or run.
+ * `noun` is how messages call it ("agent" in hangar.yaml, "profile" in the API).
+ */
+export function profileIssues(
+  profileName: string,
+  profile: ProfileConfig,
+  config: ProfileReferences,
+  noun: 'agent' | 'profile' = 'agent',
+): ProfileIssue[] {
+  const issues: ProfileIssue[] = []
   const providerNames = new Set<string>([...KNOWN_PROVIDERS, ...Object.keys(config.providers)])
+  if (isAdapterId(profileName)) {
+    issues.push({
+      path: [],
+      message: `a profile may not be named like an adapter ("${profileName}"): pick another name`,
+    })
+  }
+  if (profile.provider !== undefined) {
+    if (profile.adapter !== 'builtin') {
+      issues.push({
+        path: ['provider'],
+        message: `"provider" applies only to the builtin adapter; ${profile.adapter} uses its own configuration`,
+      })
+    } else if (!providerNames.has(profile.provider)) {
+      issues.push({
+        path: ['provider'],
+        message: `unknown provider "${profile.provider}": expected one of ${[...providerNames].join(', ')}`,
+      })
+    }
+  }
+  if (profile.adapter === 'builtin' && profile.target !== undefined && profile.target !== 'local') {
+    issues.push({
+      path: ['target'],
+      message: `the built-in agent runs inside the daemon, so it cannot use target "${profile.target}": remove target, or pick a CLI adapter`,
+    })
+  } else if (
+    profile.target !== undefined &&
+    profile.target !== 'local' &&
+    !Object.hasOwn(config.targets, profile.target)
+  ) {
+    const known = Object.keys(config.targets)
+    issues.push({
+      path: ['target'],
+      message: `unknown target "${profile.target}": expected "local"${known.length ? ` or one of ${known.join(', ')}` : ' or a name under targets: in hangar.yaml'}`,
+    })
+  }
+  const feedIndexByName = new Map<string, number>()
+  profile.feeds?.forEach((feed, index) => {
+    const feedName = deriveFeedName(feed, index)
+    const label = `feed "${feedName}" (#${index + 1}) of ${noun} "${profileName}"`
+    if (!Object.hasOwn(config.services, feed.source)) {
+      const known = Object.keys(config.services)
+      issues.push({
+        path: ['feeds', index, 'source'],
+        message: `${label}: unknown source "${feed.source}": ${known.length ? `expected one of ${known.join(', ')}` : 'declare it under services: in hangar.yaml'}`,
+      })
+    }
+    // Even the operator's feeds: the service's credentials must go exactly where the path says.
+    const pathProblem = feedPathProblem(feed.path)
+    if (pathProblem) {
+      issues.push({
+        path: ['feeds', index, 'path'],
+        message: `${label}: path "${feed.path}" is refused: ${pathProblem}`,
+      })
+    }
+    const first = feedIndexByName.get(feedName)
+    if (first !== undefined) {
+      issues.push({
+        path: ['feeds', index, feed.name ? 'name' : 'path'],
+        message: `${label}: the name "${feedName}" is already used by feed #${first + 1}: give one of them a different name`,
+      })
+    } else feedIndexByName.set(feedName, index)
+  })
+  return issues
+}
+
+/** Cross-references zod cannot see: names that must exist elsewhere in the file. */
+function crossReferenceIssues(config: HangarConfig): ProfileIssue[] {
+  const issues: ProfileIssue[] = []
   for (const [providerName, provider] of Object.entries(config.providers)) {
     if (!/^[a-zA-Z0-9][a-zA-Z0-9._-]*$/.test(providerName)) {
       issues.push({
@@ -232,68 +319,8 @@ function crossReferenceIssues(config: HangarConfig): { path: PathSegment[]; mess
     })
   }
   for (const [profileName, profile] of Object.entries(config.agents)) {
-    if (isAdapterId(profileName)) {
-      issues.push({
-        path: ['agents', profileName],
-        message: `a profile may not be named like an adapter ("${profileName}"): pick another name`,
-      })
-    }
-    if (profile.provider !== undefined) {
-      if (profile.adapter !== 'builtin') {
-        issues.push({
-          path: ['agents', profileName, 'provider'],
-          message: `"provider" applies only to the builtin adapter; ${profile.adapter} uses its own configuration`,
-        })
-      } else if (!providerNames.has(profile.provider)) {
-        issues.push({
-          path: ['agents', profileName, 'provider'],
-          message: `unknown provider "${profile.provider}": expected one of ${[...providerNames].join(', ')}`,
-        })
-      }
-    }
-    if (profile.adapter === 'builtin' && profile.target !== undefined && profile.target !== 'local') {
-      issues.push({
-        path: ['agents', profileName, 'target'],
-        message: `the built-in agent runs inside the daemon, so it cannot use target "${profile.target}": remove target, or pick a CLI adapter`,
-      })
-    } else if (
-      profile.target !== undefined &&
-      profile.target !== 'local' &&
-      !(profile.target in config.targets)
-    ) {
-      const known = Object.keys(config.targets)
-      issues.push({
-        path: ['agents', profileName, 'target'],
-        message: `unknown target "${profile.target}": expected "local"${known.length ? ` or one of ${known.join(', ')}` : ' or a name under targets:'}`,
-      })
-    }
-    const feedIndexByName = new Map<string, number>()
-    profile.feeds?.forEach((feed, index) => {
-      const feedName = deriveFeedName(feed, index)
-      const label = `feed "${feedName}" (#${index + 1}) of agent "${profileName}"`
-      if (!(feed.source in config.services)) {
-        const known = Object.keys(config.services)
-        issues.push({
-          path: ['agents', profileName, 'feeds', index, 'source'],
-          message: `${label}: unknown source "${feed.source}": ${known.length ? `expected one of ${known.join(', ')}` : 'declare it under services:'}`,
-        })
-      }
-      // Even the operator's feeds: the service's credentials must go exactly where the path says.
-      const pathProblem = feedPathProblem(feed.path)
-      if (pathProblem) {
-        issues.push({
-          path: ['agents', profileName, 'feeds', index, 'path'],
-          message: `${label}: path "${feed.path}" is refused: ${pathProblem}`,
-        })
-      }
-      const first = feedIndexByName.get(feedName)
-      if (first !== undefined) {
-        issues.push({
-          path: ['agents', profileName, 'feeds', index, feed.name ? 'name' : 'path'],
-          message: `${label}: the name "${feedName}" is already used by feed #${first + 1}: give one of them a different name:`,
-        })
-      } else feedIndexByName.set(feedName, index)
-    })
+    for (const issue of profileIssues(profileName, profile, config))
+      issues.push({ path: ['agents', profileName, ...issue.path], message: issue.message })
   }
   if (config.defaultAgent && !(config.defaultAgent in config.agents) && !isAdapterId(config.defaultAgent)) {
     issues.push({

@@ -109,7 +109,8 @@ describe('feed-manifest', () => {
     expect(feed?.refused).toMatch(/encoded character "%2F"/)
   })
 
-  it('returns nothing for a profile without feeds and skips an unknown source', () => {
+  // Issue 18 item 5: a feed of an unknown source was dropped without a word; it is listed, refused.
+  it('returns nothing for a profile without feeds and lists an unknown source as refused', () => {
     expect(resolveFeedManifest('reviewer', undefined, services, 'operator')).toEqual([])
     expect(resolveFeedManifest('reviewer', profile([]), services, 'operator')).toEqual([])
     const manifest = resolveFeedManifest(
@@ -122,7 +123,12 @@ describe('feed-manifest', () => {
       services,
       'operator',
     )
-    expect(manifest.map((feed) => feed.name)).toEqual(['c'])
+    expect(manifest.map((feed) => [feed.name, feed.refused !== undefined])).toEqual([
+      ['a', true],
+      ['b', true],
+      ['c', false],
+    ])
+    expect(manifest[0]?.refused).toMatch(/unknown service "gone"/)
   })
 
   it('never carries credentials, not even user:password written into a service URL', () => {

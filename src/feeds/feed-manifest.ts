@@ -21,7 +21,10 @@ export interface ResolvedFeed {
   refused?: string
 }
 
-/** Feeds in declaration order. A feed whose source is unknown is skipped (config validation rejects it). */
+/**
+ * Feeds in declaration order. A feed whose source is unknown (a user's profile the config no longer
+ * supports: hangar.yaml's own are rejected at start-up) stays, refused, so it is shown, never dropped.
+ */
 export function resolveFeedManifest(
   profile: string,
   config: ProfileConfig | undefined,
@@ -31,10 +34,22 @@ export function resolveFeedManifest(
   const manifest: ResolvedFeed[] = []
   config?.feeds?.forEach((feed, index) => {
     const service = Object.hasOwn(services, feed.source) ? services[feed.source] : undefined
-    if (!service) return
     // The name comes from the path as declared, so it is the same for every profile sharing the feed.
     const name = deriveFeedName(feed, index)
     const path = substituteAgent(feed.path, profile)
+    if (!service) {
+      const known = Object.keys(services)
+      manifest.push({
+        name,
+        source: feed.source,
+        path,
+        ttl: feed.ttl,
+        url: '',
+        trust,
+        refused: `unknown service "${feed.source}" (${known.length ? `known: ${known.join(', ')}` : 'hangar.yaml declares none'})`,
+      })
+      return
+    }
     const resolved: ResolvedFeed = {
       name,
       source: feed.source,

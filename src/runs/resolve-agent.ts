@@ -8,6 +8,7 @@ import type { AdapterDef } from '../adapters/types.js'
 import { type HangarConfig, type ProfileConfig, ProfileSchema } from '../core/config.js'
 import { AppError } from '../core/errors.js'
 import type { Store } from '../store/store.js'
+import { assertRunnableUserProfile } from './profile-problems.js'
 
 export type ResolvedAgent =
   | {
@@ -54,6 +55,8 @@ function fromName(
   userProfiles: UserProfiles,
 ): { adapterId: string; profile: ProfileConfig | null } {
   const profile = profileNamed(name, config, userProfiles)
+  // hangar.yaml's were checked at start-up; a user's may have been left behind by a later hangar.yaml.
+  if (profile && !config.agents[name]) assertRunnableUserProfile(name, profile, config)
   if (profile) return { adapterId: profile.adapter, profile }
   if (name === 'builtin' || registry.get(name)) return { adapterId: name, profile: null }
   const profiles = [...new Set([...Object.keys(config.agents), ...Object.keys(userProfiles)])]

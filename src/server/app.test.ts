@@ -127,7 +127,9 @@ describe('app', () => {
         await createToken(JSON.stringify({ name: 'ci', scopes: ['root'] })),
         400,
       )
-      expect(wrongType.error.details).toEqual({ fields: [{ path: 'scopes.0', message: expect.any(String) }] })
+      expect(wrongType.error.details).toEqual({
+        fields: [{ path: 'scopes[0]', message: expect.any(String) }],
+      })
       const notObject = await errorEnvelopeOf(await createToken('[1, 2]'), 400)
       expect(notObject.error.details).toEqual({ fields: [{ path: '(body)', message: expect.any(String) }] })
       expect(await storeSnapshot()).toEqual(before)

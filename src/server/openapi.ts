@@ -297,9 +297,13 @@ const OPERATIONS: Operation[] = [
     method: 'post',
     path: '/api/profiles',
     summary:
-      "Create a profile (same schema as hangar.yaml agents.<name>); 400 if a feed's path is not under its service's userFeedPaths",
+      "Create a profile (same schema and cross-reference checks as hangar.yaml agents.<name>, and feed paths only under a service's userFeedPaths); 400 invalid_request with details.fields key paths (definition.feeds[0].source)",
   },
-  { method: 'get', path: '/api/profiles/{name}', summary: 'One profile' },
+  {
+    method: 'get',
+    path: '/api/profiles/{name}',
+    summary: 'One profile; issues lists what hangar.yaml no longer supports (e.g. a removed service)',
+  },
   { method: 'put', path: '/api/profiles/{name}', summary: 'Create or replace a profile of the caller' },
   { method: 'delete', path: '/api/profiles/{name}', summary: 'Delete a profile of the caller' },
   {

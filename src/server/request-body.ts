@@ -2,6 +2,7 @@
 // zod (400 invalid_request naming each bad field).
 import type { Context } from 'hono'
 import type { z } from 'zod'
+import { dotted } from '../core/config.js'
 import { AppError } from '../core/errors.js'
 
 export async function readJsonBody<Schema extends z.ZodType>(
@@ -29,10 +30,11 @@ export async function readJsonBody<Schema extends z.ZodType>(
   const parsed = schema.safeParse(value)
   if (!parsed.success) {
     const fields = parsed.error.issues.flatMap((issue) => {
-      const path = issue.path.map(String)
+      const path = issue.path.map((segment) => (typeof segment === 'number' ? segment : String(segment)))
       // zod reports unknown keys on the object that holds them; name each key as the field.
       const paths = issue.code === 'unrecognized_keys' ? issue.keys.map((key) => [...path, key]) : [path]
-      return paths.map((segments) => ({ path: segments.join('.') || '(body)', message: issue.message }))
+      // `feeds[0].source`, as hangar.yaml's issues and the profile checks name a key.
+      return paths.map((segments) => ({ path: dotted(segments) || '(body)', message: issue.message }))
     })
     const first = fields[0]!
     throw new AppError('invalid_request', `${first.path}: ${first.message}`, { details: { fields } })

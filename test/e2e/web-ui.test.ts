@@ -234,6 +234,15 @@ describe('web UI', () => {
     await page.getByRole('alert').getByRole('button', { name: 'Dismiss' }).click()
     await form.getByLabel('Name').fill('broken')
     await form.getByLabel('Adapter').selectOption('claude-code')
+    // Issue 18 item 5: a key the daemon refuses (here a target hangar.yaml does not declare) is shown next
+    // to its input, not only in a toast.
+    await form.getByLabel(/^Target/).fill('mars')
+    await form.getByRole('button', { name: 'Save profile' }).click()
+    await expect
+      .poll(() => form.locator('[data-field="target"]').textContent())
+      .toMatch(/unknown target "mars"/)
+    await page.getByRole('alert').getByRole('button', { name: 'Dismiss' }).click()
+    await form.getByLabel(/^Target/).fill('')
     await form.getByLabel(/Extra CLI flags/).fill('--no-such-flag')
     await form.getByRole('button', { name: 'Save profile' }).click()
     await page.locator('[data-profile="broken"]').waitFor()

@@ -34,7 +34,10 @@ export function registerProxyCommands(program: Command, io: CliIo, globals: () =
     .argument('<profile>', 'a profile from hangar.yaml')
     .option('--json', 'print JSON')
     .action(async (profile: string, options: { json?: boolean }) => {
-      const { feeds } = await viaDaemonOrStore<{ feeds: FeedRow[] }>(
+      const { feeds, issues } = await viaDaemonOrStore<{
+        feeds: FeedRow[]
+        issues?: { path: string; message: string }[]
+      }>(
         io,
         globals(),
         { method: 'GET', route: `/api/profiles/${encodeURIComponent(profile)}/feeds` },
@@ -43,6 +46,9 @@ export function registerProxyCommands(program: Command, io: CliIo, globals: () =
           return { feeds: await runtime.modelProxy.manifestFor(profile) }
         },
       )
+      // A stored profile a later hangar.yaml no longer supports: say what, before the feeds.
+      for (const issue of issues ?? [])
+        io.stderr.write(`warning: ${issue.path ? `${issue.path}: ` : ''}${issue.message}\n`)
       if (options.json) return printJson(io, feeds)
       if (feeds.length === 0) {
         io.stderr.write(

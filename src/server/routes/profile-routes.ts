@@ -1,13 +1,18 @@
 // Agent profiles: the ones of hangar.yaml (read-only here: edit the file) and the ones people create in
 // the UI or API (stored per user). A profile name may not be an adapter id; every definition is checked
-// by the same schema as hangar.yaml.
+// by the same schema and cross-reference checks as hangar.yaml (runs/profile-problems), and a stored one is
+// shown with the problems a later hangar.yaml gave it (`issues`).
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import { isAdapterId } from '../../core/adapter-ids.js'
-import { type ProfileConfig, ProfileSchema } from '../../core/config.js'
+import { ProfileSchema } from '../../core/config.js'
 import { AppError } from '../../core/errors.js'
-import { allowedText, userProfileFeedRefusals } from '../../feeds/index.js'
 import { assertMayDecide } from '../../runs/action-decider.js'
+import {
+  assertValidUserProfile,
+  type ProfileProblem,
+  storedProfileProblems,
+} from '../../runs/profile-problems.js'
 import type { Principal } from '../../store/auth-service.js'
 import type { RuntimeServices, ServerDeps } from '../app.js'
 import type { AppVariables } from '../auth-middleware.js'
@@ -33,7 +38,9 @@ export function registerProfileRoutes(
 
   function checkName(name: string): void {
     if (isAdapterId(name))
-      throw new AppError('invalid_request', `"${name}" is an adapter id; pick another profile name`)
+      throw new AppError('invalid_request', `"${name}" is an adapter id; pick another profile name`, {
+        details: { fields: [{ path: 'name', message: 'a profile may not be named like an adapter' }] },
+      })
     if (fromConfig(name)) {
       throw new AppError('conflict', `profile "${name}" is defined in hangar.yaml`, {
         hint: 'edit hangar.yaml to change it',
@@ -41,30 +48,9 @@ export function registerProfileRoutes(
     }
   }
 
-  /**
-   * A user's profile may not point a feed at any path of the operator's services (their credentials go
-   * with it): one 400 naming the first refused feed and the service's allowed prefixes, every refusal in
-   * details.
-   */
-  function checkFeeds(name: string, definition: ProfileConfig): void {
-    const refusals = userProfileFeedRefusals(name, definition, runtime.config.services)
-    const first = refusals[0]
-    if (!first) return
-    const more = refusals.length > 1 ? ` (and ${refusals.length - 1} more refused)` : ''
-    // A path refused for its shape (`..`, `%2e`) does not say yet what would be allowed: the hint does.
-    const allowed =
-      first.outsideAllowList || !Object.hasOwn(runtime.config.services, first.source)
-        ? ''
-        : `service "${first.source}": ${allowedText(first.source, first.allowedPrefixes)}; `
-    throw new AppError(
-      'invalid_request',
-      `feed "${first.name}" (#${first.index + 1}) of profile "${name}": ${first.reason}${more}`,
-      {
-        hint: `${allowed}ask the operator to declare the feed in hangar.yaml for any other path`,
-        details: { feeds: refusals },
-      },
-    )
-  }
+  /** Problems of a stored profile against the current config (empty when it is fine). */
+  const issuesOf = (name: string, definition: unknown) =>
+    storedProfileProblems(name, definition, runtime.config)
 
   app.get('/api/profiles', async (context) => {
     const stored = await store.forUser(context.get('principal').user.id).profiles.list()
@@ -79,6 +65,7 @@ export function registerProfileRoutes(
         source: 'user',
         definition: profile.definition,
         updatedAt: profile.updatedAt,
+        issues: issuesOf(profile.name, profile.definition),
       })),
     ])
   })
@@ -86,7 +73,7 @@ export function registerProfileRoutes(
   app.post('/api/profiles', async (context) => {
     const body = await readJsonBody(context, createSchema)
     checkName(body.name)
-    checkFeeds(body.name, body.definition)
+    assertValidUserProfile(body.name, body.definition, runtime.config, 'definition.')
     checkAutoApprove(context.get('principal'), body.definition)
     const profiles = store.forUser(context.get('principal').user.id).profiles
     if (await profiles.get(body.name))
@@ -98,10 +85,15 @@ export function registerProfileRoutes(
   app.get('/api/profiles/:name', async (context) => {
     const name = context.req.param('name')
     const configured = fromConfig(name)
-    if (configured) return context.json({ name, source: 'config', definition: configured })
+    if (configured) return context.json({ name, source: 'config', definition: configured, issues: [] })
     const stored = await store.forUser(context.get('principal').user.id).profiles.get(name)
     if (!stored) throw new AppError('not_found', `no profile "${name}"`)
-    return context.json({ name, source: 'user', definition: stored.definition })
+    return context.json({
+      name,
+      source: 'user',
+      definition: stored.definition,
+      issues: issuesOf(name, stored.definition),
+    })
   })
 
   app.put('/api/profiles/:name', async (context) => {
@@ -110,7 +102,7 @@ export function registerProfileRoutes(
       throw new AppError('invalid_request', `"${name}" is not a profile name`)
     checkName(name)
     const definition = await readJsonBody(context, ProfileSchema)
-    checkFeeds(name, definition)
+    assertValidUserProfile(name, definition, runtime.config)
     checkAutoApprove(context.get('principal'), definition)
     const saved = await store.forUser(context.get('principal').user.id).profiles.put(name, definition)
     return context.json({ name, source: 'user', definition: saved.definition })
@@ -128,15 +120,17 @@ export function registerProfileRoutes(
   // fetch state in this daemon. Service credentials are resolved at fetch time, so none appear here.
   app.get('/api/profiles/:name/feeds', async (context) => {
     const name = context.req.param('name')
+    let issues: ProfileProblem[] = []
     if (!fromConfig(name) && !isAdapterId(name)) {
       const stored = await store.forUser(context.get('principal').user.id).profiles.get(name)
       if (!stored) throw new AppError('not_found', `no profile "${name}"`)
+      issues = issuesOf(name, stored.definition)
     }
     const userId = context.get('principal').user.id
     const feeds = (await runtime.modelProxy.manifestFor(name, userId)).map((feed) => ({
       ...feed,
       state: runtime.modelProxy.fetcher.state(name, feed),
     }))
-    return context.json({ profile: name, feeds })
+    return context.json({ profile: name, feeds, issues })
   })
 }

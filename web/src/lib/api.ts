@@ -3,6 +3,8 @@
 // is the server's own, so a toast can show it as it is. A 401 means the session is gone: the app listens for
 // SIGNED_OUT_EVENT and shows how to sign in again.
 
+import type { FieldError } from './field-errors'
+
 export const SIGNED_OUT_EVENT = 'hangar:signed-out'
 
 export class ApiError extends Error {
@@ -11,6 +13,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     readonly hint: string | undefined,
+    /** A 400's bad keys (`details.fields`), each with its message. */
+    readonly fields: FieldError[] = [],
   ) {
     super(message)
     this.name = 'ApiError'
@@ -18,7 +22,7 @@ export class ApiError extends Error {
 }
 
 interface ErrorEnvelope {
-  error?: { code?: string; message?: string; details?: { hint?: string } }
+  error?: { code?: string; message?: string; details?: { hint?: string; fields?: FieldError[] } }
 }
 
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
@@ -50,6 +54,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
       response.status,
       envelope.error?.code ?? 'http_error',
       envelope.error?.details?.hint,
+      Array.isArray(envelope.error?.details?.fields) ? envelope.error.details.fields : [],
     )
   }
   return parsed as T

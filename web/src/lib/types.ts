@@ -2,6 +2,7 @@
 // nothing of the daemon is bundled); the few shapes core does not hold mirror src/server/routes.
 import type { AdapterCapabilities, Conversation, Run, UsageReport } from '../../../src/core/api-types'
 import type { ProfileConfig } from '../../../src/core/config'
+import type { FieldError } from './field-errors'
 
 export type {
   BudgetStatus,
@@ -42,6 +43,8 @@ export interface Profile {
   source: 'config' | 'user'
   definition: ProfileDefinition
   updatedAt?: string
+  /** What the daemon finds wrong with a stored profile now (e.g. a service removed from hangar.yaml). */
+  issues?: FieldError[]
 }
 
 export interface ConversationDetail extends Conversation {

@@ -168,6 +168,12 @@ export function AgentsPage() {
                 {profile.definition.budget &&
                   ` · budget $${profile.definition.budget.usd}/${profile.definition.budget.window}`}
               </span>
+              {profile.issues?.map((issue) => (
+                <span key={`${issue.path}:${issue.message}`} className="field-error" role="alert">
+                  {issue.path ? `${issue.path}: ` : ''}
+                  {issue.message}
+                </span>
+              ))}
             </span>
             {profile.source === 'config' ? (
               <span className="muted small" title="Edit hangar.yaml to change it">

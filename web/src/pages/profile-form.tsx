@@ -1,9 +1,11 @@
 // Create or edit a profile made in the UI: adapter, model, skills, feeds, target, budget, auto-approval.
-// The daemon checks it with the same schema as hangar.yaml and its message says what is wrong.
+// The daemon checks it with the same schema and cross-reference checks as hangar.yaml; each problem it
+// names by key path (details.fields) is shown next to that input, the rest under the form.
 import { type FormEvent, useState } from 'react'
 import { WRITE_CLASSIFICATIONS } from '../../../src/core/events'
 import { useToast } from '../components/toasts'
-import { api } from '../lib/api'
+import { api, ApiError } from '../lib/api'
+import { fieldErrorsByKey, unplacedErrors } from '../lib/field-errors'
 import type { AdapterInfo, Profile, ProfileDefinition } from '../lib/types'
 
 interface FeedRow {
@@ -51,6 +53,31 @@ export function ProfileForm({
     })),
   )
   const [saving, setSaving] = useState(false)
+  /** The daemon's refusal by form key (`target`, `feeds[0].source`). */
+  // A stored profile a later hangar.yaml left behind opens with its problems already shown.
+  const [errors, setErrors] = useState<Record<string, string>>(() => fieldErrorsByKey(profile?.issues))
+  /** Keys that have an input below; any other key's error is listed under the form. */
+  const placed = new Set([
+    'name',
+    'adapter',
+    'model',
+    'provider',
+    'target',
+    'skills',
+    'cliArgs',
+    'budget.usd',
+    'budget.window',
+    'autoApprove',
+    ...feeds.flatMap((_, index) => ['name', 'source', 'path', 'ttl'].map((key) => `feeds[${index}].${key}`)),
+  ])
+  const problem = (key: string) =>
+    errors[key] ? (
+      <span className="field-error" role="alert" data-field={key} id={`field-error-${key}`}>
+        {errors[key]}
+      </span>
+    ) : null
+  const invalid = (key: string) =>
+    errors[key] ? { 'aria-invalid': true, 'aria-describedby': `field-error-${key}` } : {}
 
   function definition(): Partial<ProfileDefinition> {
     return {
@@ -81,12 +108,14 @@ export function ProfileForm({
   async function save(event: FormEvent) {
     event.preventDefault()
     setSaving(true)
+    setErrors({})
     try {
       if (profile) await api('PUT', `/api/profiles/${encodeURIComponent(profile.name)}`, definition())
       else await api('POST', '/api/profiles', { name: name.trim(), definition: definition() })
       toast.success(`Saved ${profile?.name ?? name.trim()}`)
       onDone()
     } catch (error) {
+      if (error instanceof ApiError && error.fields.length > 0) setErrors(fieldErrorsByKey(error.fields))
       toast.error(error)
     } finally {
       setSaving(false)
@@ -103,78 +132,112 @@ export function ProfileForm({
       aria-label={profile ? `Edit ${profile.name}` : 'New profile'}
     >
       <div className="grid-2">
-        <label>
-          Name
-          <input
-            value={name}
-            onChange={(event) => setName(event.target.value)}
-            required
-            disabled={profile !== undefined}
-            pattern="[a-zA-Z0-9][a-zA-Z0-9._\-]{0,63}"
-            title="Letters, digits, '.', '_' or '-'"
-          />
-        </label>
-        <label>
-          Adapter
-          <select value={adapter} onChange={(event) => setAdapter(event.target.value)}>
-            {adapters.map((item) => (
-              <option key={item.id} value={item.id}>
-                {item.displayName}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Model <span className="muted small">(optional)</span>
-          <input
-            value={model}
-            onChange={(event) => setModel(event.target.value)}
-            placeholder="the agent's default"
-          />
-        </label>
-        {adapter === 'builtin' && (
+        <div className="field">
           <label>
-            Provider
+            Name
             <input
-              value={provider}
-              onChange={(event) => setProvider(event.target.value)}
-              placeholder="anthropic, openai, openrouter, ollama…"
+              value={name}
+              onChange={(event) => setName(event.target.value)}
+              {...invalid('name')}
+              required
+              disabled={profile !== undefined}
+              pattern="[a-zA-Z0-9][a-zA-Z0-9._\-]{0,63}"
+              title="Letters, digits, '.', '_' or '-'"
             />
           </label>
-        )}
-        <label>
-          Target <span className="muted small">(an SSH target of hangar.yaml; empty = this machine)</span>
-          <input value={target} onChange={(event) => setTarget(event.target.value)} />
-        </label>
-        <label>
-          Skills <span className="muted small">(one folder per line)</span>
-          <textarea rows={2} value={skills} onChange={(event) => setSkills(event.target.value)} />
-        </label>
-        {adapter !== 'builtin' && (
+          {problem('name')}
+        </div>
+        <div className="field">
           <label>
-            Extra CLI flags <span className="muted small">(one per line, passed as they are)</span>
-            <textarea rows={2} value={cliArgs} onChange={(event) => setCliArgs(event.target.value)} />
+            Adapter
+            <select value={adapter} onChange={(event) => setAdapter(event.target.value)}>
+              {adapters.map((item) => (
+                <option key={item.id} value={item.id}>
+                  {item.displayName}
+                </option>
+              ))}
+            </select>
           </label>
+          {problem('adapter')}
+        </div>
+        <div className="field">
+          <label>
+            Model <span className="muted small">(optional)</span>
+            <input
+              value={model}
+              onChange={(event) => setModel(event.target.value)}
+              placeholder="the agent's default"
+            />
+          </label>
+          {problem('model')}
+        </div>
+        {adapter === 'builtin' && (
+          <div className="field">
+            <label>
+              Provider
+              <input
+                value={provider}
+                onChange={(event) => setProvider(event.target.value)}
+                {...invalid('provider')}
+                placeholder="anthropic, openai, openrouter, ollama…"
+              />
+            </label>
+            {problem('provider')}
+          </div>
         )}
-        <label>
-          Budget in USD <span className="muted small">(optional)</span>
-          <input
-            inputMode="decimal"
-            value={budgetUsd}
-            onChange={(event) => setBudgetUsd(event.target.value)}
-          />
-        </label>
-        <label>
-          Budget window
-          <input
-            value={budgetWindow}
-            onChange={(event) => setBudgetWindow(event.target.value)}
-            placeholder="12h, 1d, 1w"
-          />
-        </label>
+        <div className="field">
+          <label>
+            Target <span className="muted small">(an SSH target of hangar.yaml; empty = this machine)</span>
+            <input
+              value={target}
+              onChange={(event) => setTarget(event.target.value)}
+              {...invalid('target')}
+            />
+          </label>
+          {problem('target')}
+        </div>
+        <div className="field">
+          <label>
+            Skills <span className="muted small">(one folder per line)</span>
+            <textarea rows={2} value={skills} onChange={(event) => setSkills(event.target.value)} />
+          </label>
+          {problem('skills')}
+        </div>
+        {adapter !== 'builtin' && (
+          <div className="field">
+            <label>
+              Extra CLI flags <span className="muted small">(one per line, passed as they are)</span>
+              <textarea rows={2} value={cliArgs} onChange={(event) => setCliArgs(event.target.value)} />
+            </label>
+            {problem('cliArgs')}
+          </div>
+        )}
+        <div className="field">
+          <label>
+            Budget in USD <span className="muted small">(optional)</span>
+            <input
+              inputMode="decimal"
+              value={budgetUsd}
+              onChange={(event) => setBudgetUsd(event.target.value)}
+            />
+          </label>
+          {problem('budget.usd')}
+        </div>
+        <div className="field">
+          <label>
+            Budget window
+            <input
+              value={budgetWindow}
+              onChange={(event) => setBudgetWindow(event.target.value)}
+              placeholder="12h, 1d, 1w"
+            />
+          </label>
+          {problem('budget.window')}
+        </div>
       </div>
       <fieldset>
         <legend>Apply without asking</legend>
+        {problem('autoApprove')}
         {WRITE_CLASSIFICATIONS.map((classification) => (
           <label key={classification} className="check">
             <input
@@ -201,12 +264,14 @@ export function ProfileForm({
               placeholder="name (optional)"
               value={feed.name}
               onChange={(event) => setFeed(index, { name: event.target.value })}
+              {...invalid(`feeds[${index}].name`)}
             />
             <input
               aria-label="Feed source"
               placeholder="service"
               value={feed.source}
               onChange={(event) => setFeed(index, { source: event.target.value })}
+              {...invalid(`feeds[${index}].source`)}
               required
             />
             <input
@@ -214,6 +279,7 @@ export function ProfileForm({
               placeholder="/path/{agent}"
               value={feed.path}
               onChange={(event) => setFeed(index, { path: event.target.value })}
+              {...invalid(`feeds[${index}].path`)}
               required
             />
             <input
@@ -222,6 +288,7 @@ export function ProfileForm({
               inputMode="numeric"
               value={feed.ttl}
               onChange={(event) => setFeed(index, { ttl: event.target.value })}
+              {...invalid(`feeds[${index}].ttl`)}
               required
             />
             <button
@@ -232,6 +299,11 @@ export function ProfileForm({
             >
               ×
             </button>
+            {(['name', 'source', 'path', 'ttl'] as const).map((key) => (
+              <span key={key} className="feed-row-error">
+                {problem(`feeds[${index}].${key}`)}
+              </span>
+            ))}
           </div>
         ))}
         <button
@@ -242,6 +314,11 @@ export function ProfileForm({
           Add feed
         </button>
       </fieldset>
+      {unplacedErrors(errors, placed).map((message) => (
+        <p key={message} className="field-error" role="alert">
+          {message}
+        </p>
+      ))}
       <div className="row">
         <button type="submit" className="button primary" disabled={saving}>
           {saving ? 'Saving…' : 'Save profile'}
