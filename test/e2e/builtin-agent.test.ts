@@ -61,8 +61,11 @@ describe('built-in agent', () => {
     return directory
   }
 
-  const pending = async () =>
-    JSON.parse((await runHangar(['actions', 'list', '--json'], { env, cwd: home() })).stdout) as ActionJson[]
+  const pending = async () => {
+    const listed = await runHangar(['actions', 'list', '--json'], { env, cwd: home() })
+    expect(listed.code, listed.stderr).toBe(0)
+    return JSON.parse(listed.stdout) as ActionJson[]
+  }
 
   it('proposes a write without making it, and applies it on confirm', async () => {
     const cwd = await project()
@@ -100,7 +103,7 @@ describe('built-in agent', () => {
     expect(again.code).toBe(0)
     expect(again.stderr).toContain('was already applied')
     const reject = await runHangar(['actions', 'reject', action!.id], { env, cwd: home() })
-    expect(reject.code).toBe(1)
+    expect(reject.code, reject.stderr).toBe(1)
     expect(reject.stderr).toMatch(/hangar: error: action act_\w+ was already applied/)
 
     const store = await openStore({ dataDir })
