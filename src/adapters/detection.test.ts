@@ -31,7 +31,11 @@ function fakeAdapter(id: AdapterDef['id'], binary: string, auth: AuthState = { s
     testedVersions: '~1.2.0',
     probeAuth: async () => auth,
     buildLaunch: () => ({ command: binary, args: [], env: {}, stdin: null, files: [] }),
-    createParser: () => ({ line: () => [], finish: () => ({ events: [], outcome: { completed: true } }) }),
+    createParser: () => ({
+      line: () => [],
+      sessionId: () => undefined,
+      finish: () => ({ events: [], outcome: { completed: true } }),
+    }),
   }
 }
 

@@ -73,6 +73,11 @@ export interface LaunchPlan {
   stdin: string | null
   /** Written before spawning. */
   files: LaunchFile[]
+  /**
+   * The session id this launch uses when the adapter chose it itself (OpenClaw's and Copilot's
+   * `--session-id`), so it is known before the CLI prints anything; the parser reports it from the start.
+   */
+  sessionId?: string
 }
 
 export interface ParserOutcome {
@@ -89,6 +94,11 @@ export interface ParserOutcome {
 export interface StreamParser {
   /** One stdout line without its newline. Returns events in order. Never throws. */
   line(text: string): AgentEvent[]
+  /**
+   * The CLI's session id as soon as the stream (or the launch) revealed it, before the run ends: a run
+   * interrupted after this point can still be resumed.
+   */
+  sessionId(): string | undefined
   /** Called once after the process exited: trailing events and the outcome. */
   finish(): { events: AgentEvent[]; outcome: ParserOutcome }
 }
@@ -96,6 +106,8 @@ export interface StreamParser {
 export interface ParserContext {
   /** The workspace, to report `file-change` paths relative to it. */
   cwd: string
+  /** The session id the launch chose up front (`LaunchPlan.sessionId`), until the stream names one. */
+  sessionId?: string | undefined
 }
 
 export type AuthStateName = 'ok' | 'missing' | 'expired' | 'unknown'

@@ -141,6 +141,8 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
           skills: { strategy: 'prompt' as const, names: loaded.map((skill) => skill.name) },
         }),
       })
+      // The built-in agent's session is its conversation: stored now, as CLI runs store theirs once known.
+      await active.setSession(input.conversationId)
       await active.setStatus('running')
       await conversations.update(input.conversationId, { status: 'running' })
       const result = await runAgentLoop({

@@ -23,6 +23,7 @@ import type { SshConnection } from '../workspaces/ssh/ssh-connection.js'
 import type { CliModelRoute, CliRouteHooks } from './model-proxy.js'
 import { createRemoteLaunch, type RemoteLaunch } from './remote-launch.js'
 import type { ActiveRun, RunEnd } from './run-service.js'
+import { createSessionRecorder } from './session-recorder.js'
 
 export interface CliRunRequest {
   agent: string
@@ -148,7 +149,10 @@ export async function executeCliRun(
         ? { from: route.proxyOrigin, remotePort: 20_000 + Math.floor(Math.random() * 40_000) }
         : undefined
     const plan = remote ? await remote.launch.prepare(localPlan, env, forward) : localPlan
-    const parser = adapter.createParser({ cwd })
+    const parser = adapter.createParser({ cwd, sessionId: localPlan.sessionId })
+    // The session id is stored as soon as it is known (a chosen one: now), so an interrupted run can resume.
+    const session = createSessionRecorder(active, parser)
+    session.check()
     // Lines the parser did not know stay `raw`; the first one also raises one visible warning per run.
     let unrecognized = false
     const emitParsed = (event: AgentEvent) => {
@@ -164,6 +168,7 @@ export async function executeCliRun(
       processHandle = await options.supervisor.start(plan, request.cwd, {
         onLine: (line) => {
           for (const event of parser.line(line)) emitParsed(event)
+          session.check()
         },
       })
     } catch (error) {
@@ -189,6 +194,7 @@ export async function executeCliRun(
 
     const { events, outcome } = parser.finish()
     for (const event of events) emitParsed(event)
+    await session.settled()
     // On a host the remote group is signalled first, so the local ssh may exit on its own before our
     // cancel() marks the exit: the abort is what says the user cancelled.
     const cancelled = exit.cancelled || options.signal?.aborted === true

@@ -37,6 +37,11 @@ export interface ActiveRun {
   setStatus(status: RunStatus): Promise<void>
   /** Records the agent's process group so a restarted daemon can reap it. */
   setProcess(pid: number): Promise<void>
+  /**
+   * Records the agent's session id as soon as it is known (not only at the end), so a run interrupted
+   * afterwards — a crash, a SIGKILLed daemon — can still be resumed.
+   */
+  setSession(sessionId: string): Promise<void>
   end(end: RunEnd): Promise<Run>
 }
 
@@ -70,6 +75,8 @@ export function createRunService(options: {
         onDelivered?.(envelopes)
       },
     })
+    // The session recorded while the run went: `end` keeps it when the agent's last word names none.
+    let recordedSession: string | undefined
     const handle: ActiveRun = {
       run,
       writer,
@@ -80,20 +87,26 @@ export function createRunService(options: {
       async setProcess(pid) {
         await runs.update(run.id, { agentPgid: pid })
       },
+      async setSession(sessionId) {
+        if (sessionId === recordedSession) return
+        recordedSession = sessionId
+        await runs.update(run.id, { sessionId })
+      },
       async end(end) {
         active.delete(run.id)
+        const sessionId = end.sessionId ?? recordedSession
         writer.write({
           type: 'run-end',
           status: end.status,
           ...(end.reason !== undefined && { reason: end.reason }),
-          ...(end.sessionId !== undefined && { sessionId: end.sessionId }),
+          ...(sessionId !== undefined && { sessionId }),
           ...(end.usage !== undefined && { usage: end.usage }),
         })
         await writer.flush()
         return (await runs.update(run.id, {
           status: end.status,
           reason: end.reason ? redactor.text(end.reason) : null,
-          sessionId: end.sessionId ?? null,
+          sessionId: sessionId ?? null,
           usage: end.usage ?? null,
           costUsd: end.usage?.costUsd ?? null,
           endedAt: clock().toISOString(),
@@ -163,7 +176,13 @@ export function createRunService(options: {
         afterSeq: await runs.lastEventSeq(runId),
         onDelivered: (envelopes) => options.sink?.(envelopes, { userId, conversationId: run.conversationId }),
       })
-      writer.write({ type: 'run-end', status: 'interrupted', reason })
+      // The session the run recorded while it went: the run-end says what a resume continues.
+      writer.write({
+        type: 'run-end',
+        status: 'interrupted',
+        reason,
+        ...(run.sessionId && { sessionId: run.sessionId }),
+      })
       await writer.flush()
       await runs.update(runId, { status: 'interrupted', reason, endedAt: clock().toISOString() })
       if (run.conversationId)

@@ -48,6 +48,7 @@ function teed(adapter: AdapterDef, lines: string[]): AdapterDef {
           lines.push(text)
           return parser.line(text)
         },
+        sessionId: () => parser.sessionId(),
         finish: () => parser.finish(),
       }
     },

@@ -25,7 +25,12 @@ describe('copilotAdapter', () => {
   it('runs with JSON output, all tools allowed and the prompt on stdin, on its own login without an endpoint', () => {
     const input = launchInput({ model: 'gpt-5.4' })
     const plan = copilotAdapter.buildLaunch(input)
-    expect(plan.args).toEqual([...FLAGS, '--model', 'gpt-5.4'])
+    // A new session's id is chosen here (from the run dir): an interrupted run has it before any output.
+    expect(plan.sessionId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(plan.args).toEqual([...FLAGS, '--model', 'gpt-5.4', `--session-id=${plan.sessionId}`])
+    expect(copilotAdapter.buildLaunch(launchInput({ runDir: '/data/runs/other' })).sessionId).not.toBe(
+      plan.sessionId,
+    )
     expect(plan.stdin).toBe(input.prompt)
     expect(plan.env.COPILOT_AUTO_UPDATE).toBe('false')
     expect(plan.env).not.toHaveProperty('COPILOT_OFFLINE')
@@ -35,6 +40,7 @@ describe('copilotAdapter', () => {
   it('resumes with an attached --resume=<id>', () => {
     const plan = copilotAdapter.buildLaunch(launchInput({ resumeSessionId: 'sess-7' }))
     expect(plan.args).toEqual([...FLAGS, '--resume=sess-7'])
+    expect(plan.sessionId).toBe('sess-7')
   })
 
   it('maps an OpenAI endpoint onto BYOK variables, offline', () => {

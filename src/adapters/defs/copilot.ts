@@ -20,6 +20,7 @@ import {
   isRecord,
   realFile,
   spawnCommand,
+  uuidFromSeed,
   withoutVersionSuffix,
   withVersionSuffix,
   optionalFlag,
@@ -134,6 +135,7 @@ export const copilotAdapter = {
   },
 
   buildLaunch(input) {
+    const sessionId = input.resumeSessionId ?? uuidFromSeed(`copilot-session:${input.runDir}`)
     const model = input.endpoint ? undefined : input.model
     const args = [
       '--output-format',
@@ -145,8 +147,9 @@ export const copilotAdapter = {
       '--disable-client-telemetry',
       '--no-remote',
       ...optionalFlag('--model', model),
-      // The value must be attached: a bare --resume opens the session picker.
-      ...(input.resumeSessionId === undefined ? [] : [`--resume=${input.resumeSessionId}`]),
+      // The value must be attached: a bare --resume opens the session picker. A new session gets an id
+      // chosen here: Copilot names its session only in its last line, which an interrupted run never prints.
+      input.resumeSessionId === undefined ? `--session-id=${sessionId}` : `--resume=${input.resumeSessionId}`,
       ...input.extraArgs,
     ]
     return {
@@ -154,6 +157,7 @@ export const copilotAdapter = {
       env: copilotEnvironment(input),
       stdin: input.prompt,
       files: [],
+      sessionId,
     }
   },
 

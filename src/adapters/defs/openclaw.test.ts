@@ -69,6 +69,9 @@ describe('openclawAdapter', () => {
       launchInput({ executable, runDir: '/data/runs/run-2', resumeSessionId: sessionId }),
     )
     expect(plan.args).toContain(sessionId)
+    // Declared on the plan: the run stores it before OpenClaw prints anything.
+    expect(openclawAdapter.buildLaunch(first).sessionId).toBe(sessionId)
+    expect(plan.sessionId).toBe(sessionId)
     expect(plan.env.OPENCLAW_STATE_DIR).toBe(openclawStateDirectory(first.home, sessionId))
     expect(openclawSessionId({ runDir: '/data/runs/run-2' })).not.toBe(sessionId)
   })

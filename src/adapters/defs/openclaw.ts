@@ -212,6 +212,7 @@ export const openclawAdapter = {
       ...spawnCommand(input.executable, args),
       env: environment,
       stdin: null,
+      sessionId,
       files: [
         { path: configFile, content: `${JSON.stringify(openclawConfig(input), null, 2)}\n` },
         { path: promptFile, content: input.prompt },

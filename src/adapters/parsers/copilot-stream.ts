@@ -44,7 +44,9 @@ const IGNORED_TYPES: ReadonlySet<string> = new Set([
 type Handled = AgentEvent[] | undefined
 
 export function createCopilotStreamParser(context: ParserContext): StreamParser {
-  let sessionId: string | undefined
+  // Copilot names its session only in the final `result`; a launch that chose it (`--session-id`) knows it
+  // from the start.
+  let sessionId: string | undefined = context.sessionId
   let completed = false
   let aborted = false
   let sessionError: ParserOutcome['failure']

@@ -28,7 +28,7 @@ interface EnvelopeResult {
   outcome: ParserOutcome
 }
 
-export function createOpenclawEnvelopeParser(_context: ParserContext): StreamParser {
+export function createOpenclawEnvelopeParser(context: ParserContext): StreamParser {
   let buffer: string[] = []
   let bufferCharacters = 0
   let outcome: ParserOutcome = { completed: false }
@@ -88,8 +88,12 @@ export function createOpenclawEnvelopeParser(_context: ParserContext): StreamPar
     return lines.map((line) => raw(line))
   }
 
+  // The envelope arrives only at the end; the launch chose the session id, so it is known from the start.
+  const sessionId = () => outcome.sessionId ?? context.sessionId
+
   return {
     line: guarded(handle),
+    sessionId,
     finish() {
       const lines = buffer
       buffer = []
@@ -100,7 +104,8 @@ export function createOpenclawEnvelopeParser(_context: ParserContext): StreamPar
       } catch {
         events = lines.map((line) => raw(line))
       }
-      return { events, outcome }
+      const session = sessionId()
+      return { events, outcome: session ? { ...outcome, sessionId: session } : outcome }
     },
   }
 }

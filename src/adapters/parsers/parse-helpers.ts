@@ -77,10 +77,17 @@ export function outcomeOf(state: {
   return outcome
 }
 
-/** A StreamParser from a line handler (guarded: it never throws) and its outcome at the end. */
+/**
+ * A StreamParser from a line handler (guarded: it never throws) and its outcome, read at the end and, for
+ * the session id, after every line.
+ */
 export function streamParser(
   handle: (line: string) => AgentEvent[],
   outcome: () => ParserOutcome,
 ): StreamParser {
-  return { line: guarded(handle), finish: () => ({ events: [], outcome: outcome() }) }
+  return {
+    line: guarded(handle),
+    sessionId: () => outcome().sessionId,
+    finish: () => ({ events: [], outcome: outcome() }),
+  }
 }
