@@ -22,6 +22,7 @@ import type { SshTargets } from '../workspaces/ssh/ssh-targets.js'
 import type { BuiltinRunner } from './builtin-runs.js'
 import { executeCliRun } from './execute-cli-run.js'
 import { loadUserProfiles, resolveAgent, type UserProfiles } from './resolve-agent.js'
+import { sessionToResume } from './resume-run.js'
 import type { ActiveRun, RunEnd, RunService } from './run-service.js'
 
 export interface SchedulerOptions {
@@ -69,16 +70,6 @@ export function createScheduler(options: SchedulerOptions) {
   let stopped = false
   let timer: NodeJS.Timeout | undefined
 
-  async function previousSessionId(userId: string, run: Run): Promise<string | undefined> {
-    if (!run.conversationId) return undefined
-    const earlier = await store.forUser(userId).runs.list({ conversationId: run.conversationId, limit: 50 })
-    return (
-      earlier.find(
-        (candidate) => candidate.id !== run.id && candidate.adapter === run.adapter && candidate.sessionId,
-      )?.sessionId ?? undefined
-    )
-  }
-
   async function execute(userId: string, active: ActiveRun, signal: AbortSignal): Promise<void> {
     const run = active.run
     const conversations = store.forUser(userId).conversations
@@ -122,7 +113,7 @@ export function createScheduler(options: SchedulerOptions) {
           model: run.model ?? agent.profile?.model ?? endpoint?.model,
           endpoint,
           resumeSessionId: agent.adapter.capabilities.resume
-            ? await previousSessionId(userId, run)
+            ? await sessionToResume(store.forUser(userId).runs, run)
             : undefined,
           extraArgs: agent.profile?.cliArgs ?? [],
           skills,

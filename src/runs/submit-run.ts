@@ -5,6 +5,7 @@
 // message); a run without one works in place in `cwd`, or with `isolate` in a one-off workspace. `cwd`
 // must lie in an allowed root and outside the data dir (workspace-policy.ts), and only the owner works in
 // place: anyone else's run gets a one-off workspace even when it asked for none.
+import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { z } from 'zod'
 import type { DetectedAdapter } from '../adapters/detection.js'
@@ -16,6 +17,7 @@ import type { Store } from '../store/store.js'
 import type { PreparedWorkspace, WorkspaceService } from '../workspaces/workspace-service.js'
 import type { ActionsService } from './actions-service.js'
 import { loadUserProfiles, resolveAgent } from './resolve-agent.js'
+import { assertResumable, releaseIfOwnerGone } from './resume-run.js'
 import type { RunService } from './run-service.js'
 import type { Scheduler } from './scheduler.js'
 import type { WorkspacePolicy } from './workspace-policy.js'
@@ -37,6 +39,13 @@ export const submitRunSchema = z.strictObject({
   model: z.string().min(1).optional(),
   conversationId: z.string().min(1).optional(),
   dependsOn: z.array(z.string().min(1)).max(100).optional(),
+  resumeRunId: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "Continue that ended run's agent session (an interrupted one, say), in its workspace and conversation",
+    ),
 })
 
 export type SubmitRunRequest = z.output<typeof submitRunSchema>
@@ -58,8 +67,10 @@ export interface SubmitDeps {
 /** What POST /api/runs and conversation messages share: validation, then a queued run. */
 export function createRunSubmitter(runtime: SubmitDeps) {
   const { store } = runtime
-  async function submitRun(userId: string, request: SubmitRunRequest): Promise<Run> {
+  async function submitRun(userId: string, submitted: SubmitRunRequest): Promise<Run> {
     const scope = store.forUser(userId)
+    const resumed = submitted.resumeRunId ? await resumedRun(userId, submitted) : undefined
+    const request = resumed?.request ?? submitted
     if (request.conversationId && (request.isolate || request.cwd)) {
       throw new AppError(
         'invalid_request',
@@ -67,8 +78,9 @@ export function createRunSubmitter(runtime: SubmitDeps) {
         { hint: 'leave it out (see GET /api/workspaces for where the conversation works)' },
       )
     }
-    const cwd = await runtime.policy.resolveRunDirectory(request.cwd)
-    const inPlace = !request.isolate && (await runtime.policy.worksInPlace(userId))
+    // A resumed run works where its session's files are (checked when that run was submitted).
+    const cwd = resumed?.cwd ?? (await runtime.policy.resolveRunDirectory(request.cwd))
+    const inPlace = resumed ? true : !request.isolate && (await runtime.policy.worksInPlace(userId))
     for (const dependency of request.dependsOn ?? []) {
       if (!(await scope.runs.get(dependency)))
         throw new AppError('not_found', `dependsOn: no run ${dependency}`)
@@ -85,6 +97,14 @@ export function createRunSubmitter(runtime: SubmitDeps) {
       detected: adapters,
       userProfiles: await loadUserProfiles(runtime.store, userId),
     })
+    if (resumed) {
+      const adapterId = agent.kind === 'builtin' ? 'builtin' : agent.adapter.id
+      assertResumable(
+        resumed.previous,
+        adapterId,
+        agent.kind === 'cli' ? agent.adapter.capabilities : undefined,
+      )
+    }
     if (conversation) {
       const active = await scope.runs.list({ conversationId: conversation.id, limit: 20 })
       if (active.some((run) => ['queued', 'preparing', 'running', 'finalizing'].includes(run.status))) {
@@ -113,12 +133,64 @@ export function createRunSubmitter(runtime: SubmitDeps) {
       if (workspace.kind === 'in_place') await assertMayWorkInPlace(userId, workspace)
     } else if (!inPlace) workspace = await runtime.workspaces.isolated(userId, cwd)
     try {
-      return await enqueue(userId, request, { conversationId: conversation?.id, agent, workspace, cwd })
+      return await enqueue(userId, request, {
+        conversationId: conversation?.id,
+        agent,
+        workspace,
+        cwd,
+        continues: resumed?.previous.id,
+      })
     } catch (error) {
       // A one-off workspace nobody will run in is not left behind.
       if (workspace && !conversation)
         await runtime.workspaces.remove(userId, workspace.id).catch(() => undefined)
       throw error
+    }
+  }
+
+  /**
+   * A resume: the run it continues (the caller's own: another user's id is not found), and the request as
+   * that run's — same agent unless another profile of its adapter is named, same conversation, or the same
+   * directory for a run without one.
+   */
+  async function resumedRun(
+    userId: string,
+    request: SubmitRunRequest,
+  ): Promise<{ previous: Run; request: SubmitRunRequest; cwd: string | undefined }> {
+    const runs = store.forUser(userId).runs
+    const found = await runs.get(request.resumeRunId!)
+    if (!found) throw new AppError('not_found', `resumeRunId: no run ${request.resumeRunId}`)
+    const previous = await releaseIfOwnerGone(runtime.runs, runs, userId, found)
+    const where = request.isolate ? 'isolate' : request.cwd ? 'cwd' : undefined
+    if (where) {
+      throw new AppError(
+        'invalid_request',
+        `${where} does not apply to a resumed run: it works where run ${previous.id} worked`,
+        {
+          hint: 'leave it out',
+        },
+      )
+    }
+    if (request.conversationId && request.conversationId !== previous.conversationId) {
+      throw new AppError(
+        'invalid_request',
+        `run ${previous.id} does not belong to conversation ${request.conversationId}`,
+      )
+    }
+    const conversationId = previous.conversationId ?? undefined
+    if (!conversationId && !existsSync(previous.cwd)) {
+      throw new AppError('conflict', `run ${previous.id} worked in ${previous.cwd}, which is gone`, {
+        hint: 'start a new run instead',
+      })
+    }
+    return {
+      previous,
+      request: {
+        ...request,
+        agent: request.agent ?? previous.agent,
+        ...(conversationId && { conversationId }),
+      },
+      cwd: conversationId ? undefined : previous.cwd,
     }
   }
 
@@ -140,6 +212,8 @@ export function createRunSubmitter(runtime: SubmitDeps) {
       agent: ReturnType<typeof resolveAgent>
       workspace: PreparedWorkspace | undefined
       cwd: string
+      /** The run this one resumes. */
+      continues?: string | undefined
     },
   ): Promise<Run> {
     const scope = store.forUser(userId)
@@ -179,6 +253,7 @@ export function createRunSubmitter(runtime: SubmitDeps) {
       prompt: request.prompt,
       cwd: workspace?.cwd ?? context.cwd,
       conversationId: conversationId ?? null,
+      continues: context.continues ?? null,
       dependsOn: request.dependsOn ?? [],
     })
     runtime.scheduler.kick()

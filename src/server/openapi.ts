@@ -2,6 +2,7 @@
 // /api/docs (plain HTML, no external assets). Request bodies come from the same zod schemas the routes
 // validate with, so the document cannot drift from what is accepted.
 import { z } from 'zod'
+import { resumeRunSchema } from '../runs/resume-run.js'
 import { submitRunSchema } from '../runs/submit-run.js'
 
 interface Operation {
@@ -199,6 +200,13 @@ const OPERATIONS: Operation[] = [
       "The run's request log: each model request through the proxy, with usage, cost and the feeds it carried",
   },
   { method: 'post', path: '/api/runs/{id}/cancel', summary: 'Cancel a queued or running run' },
+  {
+    method: 'post',
+    path: '/api/runs/{id}/resume',
+    summary:
+      "Resume an ended run (an interrupted one, say): a new run that continues its agent session in the same workspace and conversation, as POST /api/runs { resumeRunId } (404 for another user's run; 409 while it is active or when its agent named no session)",
+    body: resumeRunSchema,
+  },
   {
     method: 'post',
     path: '/api/runs/{id}/finalize',

@@ -7,6 +7,7 @@ import { AppError } from '../../core/errors.js'
 import type { Runtime } from '../../main.js'
 import { executeCliRun } from '../../runs/execute-cli-run.js'
 import { loadUserProfiles, resolveAgent } from '../../runs/resolve-agent.js'
+import { assertResumable, releaseIfOwnerGone } from '../../runs/resume-run.js'
 import { type GlobalOptions, openRuntime } from '../context.js'
 import { type CliIo, EXIT, ExitWith, usageError } from '../output.js'
 import { createRunPrinter } from '../run-output.js'
@@ -56,14 +57,12 @@ async function runOnce(
       throw error
     })
   const owner = runtime.owner
-  const previous = options.resume ? await runtime.store.forUser(owner.id).runs.get(options.resume) : undefined
-  if (options.resume && !previous)
+  const runs = runtime.store.forUser(owner.id).runs
+  const found = options.resume ? await runs.get(options.resume) : undefined
+  if (options.resume && !found)
     throw new AppError('not_found', `no run ${options.resume}`, { hint: 'see hangar runs list' })
-  if (previous && !previous.sessionId && previous.adapter !== 'builtin') {
-    throw new AppError('conflict', `run ${previous.id} has no agent session to resume`, {
-      hint: 'only runs whose agent reported a session id can be resumed',
-    })
-  }
+  // A run whose `hangar run` was killed is still marked running: interrupted now, it can be resumed.
+  const previous = found && (await releaseIfOwnerGone(runtime.runs, runs, owner.id, found))
   const { adapters } = await runtime.detectAgents()
   const agent = resolveAgent(options.agent ?? previous?.agent, {
     config: runtime.config,
@@ -71,15 +70,21 @@ async function runOnce(
     detected: adapters,
     userProfiles: await loadUserProfiles(runtime.store, owner.id),
   })
+  if (previous) {
+    const cli = agent.kind === 'cli' ? agent.adapter : undefined
+    try {
+      assertResumable(previous, cli?.id ?? 'builtin', cli?.capabilities)
+    } catch (error) {
+      // The wrong agent for that run is a usage error of this command (exit code 2).
+      if (error instanceof AppError && error.code === 'invalid_request')
+        throw usageError(error.message, error.hint)
+      throw error
+    }
+  }
   const printer = createRunPrinter(io, { json: options.json ?? false })
   const controller = new AbortController()
   onCancel(() => controller.abort())
   if (agent.kind === 'builtin') {
-    if (previous && previous.adapter !== 'builtin') {
-      throw usageError(
-        `run ${previous.id} was made by ${previous.adapter}; it cannot be resumed with the built-in agent`,
-      )
-    }
     const workspace = await workspaceFor(runtime, io, cwd, previous?.cwd, options)
     return runtime.builtin.start(
       owner.id,
@@ -96,14 +101,6 @@ async function runOnce(
       { onDelivered: (envelopes) => envelopes.forEach(printer), signal: controller.signal },
     )
   }
-  if (previous && previous.adapter !== agent.adapter.id) {
-    throw usageError(
-      `run ${previous.id} was made by ${previous.adapter}; it cannot be resumed with ${agent.adapter.id}`,
-    )
-  }
-  if (previous && !agent.adapter.capabilities.resume)
-    throw usageError(`${agent.adapter.id} cannot resume a session`)
-
   const workspace = await workspaceFor(runtime, io, cwd, previous?.cwd, options)
   const endpoint = endpointForAdapter(agent.adapter, io.env, runtime.config.providers)
   const target = runtime.targets.forProfile(agent.profile?.target)

@@ -4,6 +4,7 @@ import type { Hono } from 'hono'
 import { z } from 'zod'
 import { AppError } from '../../core/errors.js'
 import { RUN_STATUSES } from '../../core/events.js'
+import { DEFAULT_RESUME_PROMPT, resumeRunSchema } from '../../runs/resume-run.js'
 import { submitRunSchema } from '../../runs/submit-run.js'
 import type { RuntimeServices, ServerDeps } from '../app.js'
 import { actorOf, type AppVariables } from '../auth-middleware.js'
@@ -52,6 +53,18 @@ export function registerRunRoutes(app: Hono<{ Variables: AppVariables }>, deps: 
     return context.json(
       await runtime.scheduler.cancel(context.get('principal').user.id, context.req.param('id')),
     )
+  })
+
+  // The UI's Resume control: POST /api/runs { resumeRunId } with a default prompt (the same rules and checks).
+  app.post('/api/runs/:id/resume', async (context) => {
+    const userId = context.get('principal').user.id
+    const body = await readJsonBody(context, resumeRunSchema)
+    const run = await runtime.submitRun(userId, {
+      resumeRunId: context.req.param('id'),
+      prompt: body.prompt ?? DEFAULT_RESUME_PROMPT,
+      ...(body.agent && { agent: body.agent }),
+    })
+    return context.json(run, 201)
   })
 
   app.post('/api/runs/:id/finalize', async (context) => {

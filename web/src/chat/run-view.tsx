@@ -110,12 +110,15 @@ export function RunView({
   actions,
   onDecided,
   onCancel,
+  onResume,
 }: {
   run: Run
   transcript: RunTranscript | undefined
   actions: Map<string, PendingAction>
   onDecided: () => void
   onCancel: (runId: string) => void
+  /** Given when the run can be resumed (interrupted, with a session its adapter can continue). */
+  onResume?: ((runId: string) => void) | undefined
 }) {
   const status = transcript?.end?.status ?? run.status
   const active = isActiveStatus(status)
@@ -125,7 +128,7 @@ export function RunView({
   const reason = transcript?.end?.reason ?? run.reason
   return (
     <section className="run" aria-label={`Run ${run.id}`} data-run-id={run.id} data-status={status}>
-      {run.continues ? (
+      {run.continues && !run.prompt ? (
         <p className="continued muted small">Continued after your decision</p>
       ) : (
         <div className="user-message">{run.prompt}</div>
@@ -140,6 +143,11 @@ export function RunView({
           {active && (
             <button type="button" className="button small-button" onClick={() => onCancel(run.id)}>
               Cancel
+            </button>
+          )}
+          {!active && onResume && (
+            <button type="button" className="button small-button" onClick={() => onResume(run.id)}>
+              Resume
             </button>
           )}
         </header>

@@ -9,6 +9,7 @@ import { RunView } from '../chat/run-view'
 import { isActiveStatus } from '../components/status-badge'
 import { useToast } from '../components/toasts'
 import { api } from '../lib/api'
+import { canResume, resumeRun } from '../lib/resume'
 import type { ConversationDetail, PendingAction } from '../lib/types'
 import { useAgents } from '../lib/use-agents'
 import { useEventStream } from '../lib/use-event-stream'
@@ -20,7 +21,7 @@ export function ChatPage({ id }: { id: string }) {
   const toast = useToast()
   const conversation = useResource<ConversationDetail>(`/api/conversations/${encodeURIComponent(id)}`)
   const actions = useResource<PendingAction[]>('/api/actions?status=pending')
-  const { choices } = useAgents()
+  const { choices, adapters } = useAgents()
   const [transcript, setTranscript] = useState<Transcript>({})
   const [agent, setAgent] = useState<string>()
   const { reload: reloadConversation } = conversation
@@ -99,6 +100,15 @@ export function ChatPage({ id }: { id: string }) {
     }
   }
 
+  async function resume(runId: string) {
+    try {
+      await resumeRun(runId)
+      await reloadConversation()
+    } catch (error) {
+      toast.error(error)
+    }
+  }
+
   async function remove() {
     if (!window.confirm('Delete this conversation, its runs and its workspace?')) return
     try {
@@ -140,6 +150,12 @@ export function ChatPage({ id }: { id: string }) {
             actions={byAction}
             onDecided={onDecided}
             onCancel={(runId) => void cancel(runId)}
+            onResume={
+              // Only the latest run: the next one continues its session (a message does the same).
+              run === lastRun && canResume(run, lastStatus ?? run.status, adapters)
+                ? (runId) => void resume(runId)
+                : undefined
+            }
           />
         ))}
         {lastStatus === 'failed' && data?.fallback && data.fallback.length > 0 && lastRun && (

@@ -7,8 +7,10 @@ import { applyEvent, type Transcript } from '../chat/transcript'
 import { StreamIndicator } from '../components/stream-indicator'
 import { useToast } from '../components/toasts'
 import { api } from '../lib/api'
-import { Link } from '../lib/router'
+import { canResume, resumeRun } from '../lib/resume'
+import { Link, navigate } from '../lib/router'
 import type { PendingAction, Run } from '../lib/types'
+import { useAgents } from '../lib/use-agents'
 import { useEventStream } from '../lib/use-event-stream'
 import { useResource } from '../lib/use-resource'
 
@@ -17,6 +19,7 @@ export function RunPage({ id }: { id: string }) {
   const run = useResource<Run>(`/api/runs/${encodeURIComponent(id)}`)
   const actions = useResource<PendingAction[]>('/api/actions?status=pending')
   const [transcript, setTranscript] = useState<Transcript>({})
+  const { adapters } = useAgents()
   const { reload } = run
   const onEvent = useCallback(
     (envelope: EventEnvelope) => {
@@ -53,6 +56,20 @@ export function RunPage({ id }: { id: string }) {
                 () => toast.success('Cancelling the run'),
                 (error: unknown) => toast.error(error),
               )
+            }
+            onResume={
+              canResume(run.data, transcript[id]?.end?.status ?? run.data.status, adapters)
+                ? (runId) =>
+                    void resumeRun(runId).then(
+                      (resumed) =>
+                        navigate(
+                          resumed.conversationId
+                            ? `/conversations/${resumed.conversationId}`
+                            : `/runs/${resumed.id}`,
+                        ),
+                      (error: unknown) => toast.error(error),
+                    )
+                : undefined
             }
           />
         </div>

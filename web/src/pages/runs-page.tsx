@@ -7,8 +7,10 @@ import { useToast } from '../components/toasts'
 import { useActivity } from '../lib/activity'
 import { api } from '../lib/api'
 import { formatTokens, formatUsd, formatWhen, runDuration, totalTokens } from '../lib/format'
+import { canResume, resumeRun } from '../lib/resume'
 import { Link } from '../lib/router'
 import type { Run, RunStatus } from '../lib/types'
+import { useAgents } from '../lib/use-agents'
 import { useResource } from '../lib/use-resource'
 
 const FILTERS: (RunStatus | '')[] = [
@@ -27,11 +29,29 @@ export function RunsPage() {
   const [status, setStatus] = useState<RunStatus | ''>('')
   const runs = useResource<Run[]>(`/api/runs?limit=200${status ? `&status=${status}` : ''}`)
   const state = useActivity(() => void runs.reload())
+  const { adapters } = useAgents()
+  // Offered once: not for a run another run already continues, nor for a conversation's run that a later
+  // message went on from (the list is newest first).
+  const superseded = new Set<string>()
+  const conversationsSeen = new Set<string>()
+  for (const run of runs.data ?? []) {
+    if (run.continues) superseded.add(run.continues)
+    if (!run.conversationId) continue
+    if (conversationsSeen.has(run.conversationId)) superseded.add(run.id)
+    conversationsSeen.add(run.conversationId)
+  }
 
-  async function act(run: Run, verb: 'cancel' | 'finalize') {
+  async function act(run: Run, verb: 'cancel' | 'finalize' | 'resume') {
     try {
-      await api('POST', `/api/runs/${run.id}/${verb}`)
-      toast.success(verb === 'cancel' ? 'Cancelling the run' : 'Workspace finalized')
+      if (verb === 'resume') await resumeRun(run.id)
+      else await api('POST', `/api/runs/${run.id}/${verb}`)
+      toast.success(
+        verb === 'cancel'
+          ? 'Cancelling the run'
+          : verb === 'resume'
+            ? 'Resuming the run'
+            : 'Workspace finalized',
+      )
       await runs.reload()
     } catch (error) {
       toast.error(error)
@@ -91,7 +111,9 @@ export function RunsPage() {
                     to={run.conversationId ? `/conversations/${run.conversationId}` : `/runs/${run.id}`}
                     title={run.prompt}
                   >
-                    {run.continues ? '(continued after a decision)' : run.prompt.slice(0, 80) || run.id}
+                    {run.continues && !run.prompt
+                      ? '(continued after a decision)'
+                      : run.prompt.slice(0, 80) || run.id}
                   </Link>
                   {run.reason && run.status !== 'succeeded' && (
                     <div className="muted small">{run.reason}</div>
@@ -139,6 +161,15 @@ export function RunsPage() {
                       onClick={() => void act(run, 'finalize')}
                     >
                       Retry finalize
+                    </button>
+                  )}
+                  {!superseded.has(run.id) && canResume(run, run.status, adapters) && (
+                    <button
+                      type="button"
+                      className="button small-button"
+                      onClick={() => void act(run, 'resume')}
+                    >
+                      Resume
                     </button>
                   )}
                 </td>
