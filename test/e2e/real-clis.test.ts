@@ -37,8 +37,11 @@ import {
 const RECORDINGS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/recordings')
 const RECORD = process.env.RECORD === '1'
 
-/** The adapter with its parser teed: every raw stdout line is also kept, for recordings. */
-function teed(adapter: AdapterDef, lines: string[]): AdapterDef {
+/**
+ * The adapter with its parser teed: every raw stdout line is also kept, for recordings, and every session
+ * id the parser reported while the run went.
+ */
+function teed(adapter: AdapterDef, lines: string[], sessions: Set<string>): AdapterDef {
   return {
     ...adapter,
     createParser: (context) => {
@@ -48,7 +51,11 @@ function teed(adapter: AdapterDef, lines: string[]): AdapterDef {
           lines.push(text)
           return parser.line(text)
         },
-        sessionId: () => parser.sessionId(),
+        sessionId: () => {
+          const sessionId = parser.sessionId()
+          if (sessionId) sessions.add(sessionId)
+          return sessionId
+        },
         finish: () => parser.finish(),
       }
     },
@@ -95,6 +102,8 @@ describe.each(REAL_CLI_CASES)('real CLI: $name', (cliCase) => {
     run: Run
     events: EventEnvelope[]
     lines: string[]
+    /** The session ids the parser reported while the run went (stored as they appeared). */
+    sessions: Set<string>
   }
 
   async function run(
@@ -103,6 +112,7 @@ describe.each(REAL_CLI_CASES)('real CLI: $name', (cliCase) => {
     options: { resumeSessionId?: string | null; signal?: AbortSignal } = {},
   ): Promise<Outcome> {
     const lines: string[] = []
+    const sessions = new Set<string>()
     const runs = createRunService({
       store,
       redactor: createRedactor(),
@@ -119,7 +129,7 @@ describe.each(REAL_CLI_CASES)('real CLI: $name', (cliCase) => {
       active,
       {
         agent: cliCase.adapter.id,
-        adapter: teed(cliCase.adapter, lines),
+        adapter: teed(cliCase.adapter, lines, sessions),
         executable,
         prompt,
         cwd,
@@ -148,7 +158,7 @@ describe.each(REAL_CLI_CASES)('real CLI: $name', (cliCase) => {
     )
     const finished = await active.end(end)
     const events = await store.forUser(owner.id).runs.listEvents(finished.id)
-    return { run: finished, events, lines }
+    return { run: finished, events, lines, sessions }
   }
 
   async function record(scenario: string, cwd: string, outcome: Outcome): Promise<void> {
@@ -182,6 +192,9 @@ describe.each(REAL_CLI_CASES)('real CLI: $name', (cliCase) => {
       }
       expect(types).toContain('text-delta')
       expect(outcome.run.sessionId).toBeTruthy()
+      // The session id reported while the run went (a chosen one, or the first the CLI printed) is the
+      // one it ended with: what an interrupted run stored can be resumed.
+      expect([...outcome.sessions]).toEqual([outcome.run.sessionId])
       // The key went to the model in a header, never into the stored events.
       expect(
         mock.requests.some((request) =>
@@ -250,6 +263,8 @@ describe.each(REAL_CLI_CASES)('real CLI: $name', (cliCase) => {
       expect(outcome.run.status, explain(outcome)).toBe('cancelled')
       expect(outcome.events.at(-1)).toMatchObject({ type: 'run-end', status: 'cancelled' })
       expect(outcome.run.agentPgid).toBeGreaterThan(0)
+      // Named before the cancel (issue 18 item 4): the cancelled run can be resumed.
+      expect(outcome.run.sessionId, explain(outcome)).toBeTruthy()
       expect(groupAlive(outcome.run.agentPgid!)).toBe(false)
     },
     timeout,
