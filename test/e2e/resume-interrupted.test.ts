@@ -272,6 +272,21 @@ describe('resuming interrupted runs (real Claude Code, daemon SIGKILLed mid-run)
     // Resumed once, it is not offered again.
     await expect.poll(() => row.getByRole('button', { name: 'Resume' }).count()).toBe(0)
     await screenshot(page, 'runs-resumed')
+    // A run still going cannot be resumed; a resume works where its run worked (POST /api/runs form).
+    const early = await api<{ error: { code: string; message: string } }>(
+      'POST',
+      `/api/runs/${resumed!.id}/resume`,
+      {},
+    )
+    expect(early.status).toBe(409)
+    expect(early.json.error.message).toContain(`run ${resumed!.id} is running: it has not ended yet`)
+    const elsewhere = await api<{ error: { code: string } }>('POST', '/api/runs', {
+      prompt: 'again',
+      resumeRunId: runId,
+      cwd: '.',
+    })
+    expect(elsewhere.status).toBe(400)
+    expect(elsewhere.json.error.code).toBe('invalid_request')
     expect((await api('POST', `/api/runs/${resumed!.id}/cancel`)).status).toBe(200)
     expect((await waitForStatus(resumed!.id)).status).toBe('cancelled')
   }, 600_000)
