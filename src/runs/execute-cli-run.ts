@@ -8,6 +8,7 @@ import type { AgentEvent, UsageTotals } from '../core/events.js'
 import { errorEvent } from '../adapters/parsers/agent-error-codes.js'
 import type { PlacedSkills, Skill } from '../adapters/skills.js'
 import { placeSkills } from '../adapters/skills.js'
+import { placementRecordFile } from '../adapters/skill-placements.js'
 import { type ProcessExit, reapProcessGroup, type Supervisor } from '../adapters/supervisor.js'
 import { AppError } from '../core/errors.js'
 import type {
@@ -94,6 +95,8 @@ export async function executeCliRun(
       request.cwd,
       request.prompt,
       active.run.id,
+      // Recorded so that a daemon that dies mid-run removes them at its next start.
+      placementRecordFile(options.runFilesRoot, active.run.id),
     )
     const route: CliModelRoute = request.route
       ? await request.route.open(active.run.id)
