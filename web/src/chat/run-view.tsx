@@ -61,7 +61,7 @@ function ItemView({
             <pre>{show(item.input)}</pre>
             {item.children && (
               // What the sub-agent said and did, folded here rather than in the main transcript.
-              <div className="subtask-items" aria-label={`Sub-task of ${item.name}`}>
+              <div className="subtask-items" role="group" aria-label={`Sub-task of ${item.name}`}>
                 {item.children.map((child, index) => (
                   <ItemView
                     key={index}
