@@ -98,14 +98,16 @@ describe('the transcript of a real CLI run', () => {
     expect(events.findIndex((event) => event.type === 'file-change')).toBeLessThan(
       events.findIndex((event) => event.type === 'run-end'),
     )
-  })
+  }, 240_000)
 
   it('turns the CLI’s stderr lines into raw stderr events, without the unrecognised-output warning', async () => {
     const cwd = await project()
-    // A flag Claude Code does not know: it says so on stderr and exits.
+    // A flag Claude Code does not know: it says so on stderr (echoing the flag) and exits. The flag holds
+    // a key-shaped value, which must not reach the event log.
+    const secret = 'sk-ant-stderr0123456789abcdefXYZ'
     await writeFile(
       path.join(cwd, 'hangar.yaml'),
-      'agents:\n  noisy:\n    adapter: claude-code\n    cliArgs: ["--no-such-flag-for-hangar"]\n',
+      `agents:\n  noisy:\n    adapter: claude-code\n    cliArgs: ["--no-such-flag-for-hangar=${secret}"]\n`,
     )
     const result = await runHangar(['run', '--agent', 'noisy', '--json', 'hello NOTOOL'], {
       env,
@@ -117,5 +119,6 @@ describe('the transcript of a real CLI run', () => {
     const stderr = events.filter((event) => event.type === 'raw' && event.stream === 'stderr')
     expect(stderr.map((event) => event.value).join('\n')).toMatch(/--no-such-flag-for-hangar/)
     expect(events.some((event) => event.type === 'error' && event.code === 'output_unrecognized')).toBe(false)
-  })
+    expect(result.stdout).not.toContain(secret)
+  }, 240_000)
 })
