@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, stat, symlink, writeFile } from 'nod
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { placementRecordFile, removeLeftoverPlacements } from './skill-placements.js'
 import { loadProfileSkills, loadSkill, placeSkills, SKILL_FILE_LIMIT } from './skills.js'
 
 async function makeSkill(root: string, name: string, options: { assets?: boolean } = {}) {
@@ -171,5 +172,50 @@ describe('skills', () => {
     )
     const [skill] = await loadProfileSkills(project, ['skills/review'])
     expect(skill!.references).toEqual([])
+  })
+
+  it('records what it placed, so a crashed run’s skills are removed by a later sweep (issue 18 item 10)', async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'hangar-skill-'))
+    const workspace = await gitWorkspace(root)
+    const records = path.join(root, 'runs')
+    const skill = await loadSkill(await makeSkill(root, 'review', { assets: true }))
+    const strategy = { kind: 'file', file: 'AGENTS.md' } as const
+    await placeSkills(
+      [skill],
+      strategy,
+      workspace,
+      'hi',
+      'run_crashed',
+      placementRecordFile(records, 'run_crashed'),
+    )
+    const alive = await placeSkills(
+      [skill],
+      { kind: 'native', directory: '.agents/skills' },
+      workspace,
+      'hi',
+      'run_alive',
+      placementRecordFile(records, 'run_alive'),
+    )
+    expect(JSON.parse(await readFile(placementRecordFile(records, 'run_crashed'), 'utf8'))).toEqual({
+      workspace,
+      marker: 'run_crashed',
+      placed: ['AGENTS.md', '.hangar/skills/review/assets'],
+    })
+    // The crashed run has ended (interrupted); the other one is still running in some process.
+    const statuses = new Map([
+      ['run_crashed', { status: 'interrupted' }],
+      ['run_alive', { status: 'running' }],
+    ])
+    expect(await removeLeftoverPlacements(records, async () => statuses)).toEqual(['run_crashed'])
+    expect(await exists(path.join(workspace, 'AGENTS.md'))).toBe(false)
+    expect(await exists(path.join(workspace, '.hangar'))).toBe(false)
+    expect(await exclude(workspace)).not.toContain('run_crashed')
+    expect(await exclude(workspace)).toContain('# hangar:run_alive')
+    expect(await exists(path.join(workspace, '.agents/skills/review/SKILL.md'))).toBe(true)
+    expect(await readdir(records)).toEqual(['run_alive.skills.json'])
+    // A run that ends normally removes its record with its files.
+    await alive.cleanup()
+    expect(await readdir(records)).toEqual([])
+    expect(await exclude(workspace)).not.toContain('hangar:')
   })
 })

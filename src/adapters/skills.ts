@@ -2,16 +2,20 @@
 // `assets/`. They reach an agent in one of three ways, picked by its capability: copied into its native
 // skills folder, written as an instruction file (AGENTS.md, GEMINI.md, .cursorrules), or put into the
 // prompt. Hangar never overwrites a user's file — where its target exists it falls back to the prompt —
-// lists what it placed in .git/info/exclude, and removes all of it when the run ends.
-import { execFile } from 'node:child_process'
-import { cp, mkdir, open, readdir, readFile, realpath, rm, rmdir, stat, writeFile } from 'node:fs/promises'
+// lists what it placed in .git/info/exclude, and removes all of it when the run ends (or, after a crash,
+// at the daemon's next start: skill-placements.ts).
+import { cp, mkdir, open, readdir, readFile, realpath, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { promisify } from 'node:util'
 import { parse as parseYaml } from 'yaml'
 import { AppError } from '../core/errors.js'
+import {
+  excludeMarkers,
+  gitExcludeFile,
+  removeExcludeBlock,
+  removePlacedFiles,
+  writePlacementRecord,
+} from './skill-placements.js'
 import type { SkillStrategy } from './types.js'
-
-const execFileAsync = promisify(execFile)
 
 export interface Skill {
   name: string
@@ -135,36 +139,15 @@ export async function loadSkill(directory: string): Promise<Skill> {
   }
 }
 
-/** The git exclude file of a workspace (worktrees included), or null outside git. */
-async function gitExcludeFile(workspace: string): Promise<string | null> {
-  try {
-    const { stdout } = await execFileAsync('git', ['rev-parse', '--git-path', 'info/exclude'], {
-      cwd: workspace,
-    })
-    return path.resolve(workspace, stdout.trim())
-  } catch {
-    return null
-  }
-}
-
 /** Lists Hangar's files in the exclude file, between marker comments (git has no trailing comments). */
-async function addExcludes(workspace: string, marker: string, paths: string[]): Promise<() => Promise<void>> {
+async function addExcludes(workspace: string, marker: string, paths: string[]): Promise<void> {
   const file = await gitExcludeFile(workspace)
-  if (!file || paths.length === 0) return async () => {}
-  const begin = `# hangar:${marker}`
-  const end = `# /hangar:${marker}`
+  if (!file || paths.length === 0) return
+  const { begin, end } = excludeMarkers(marker)
   await mkdir(path.dirname(file), { recursive: true })
   const before = await readFile(file, 'utf8').catch(() => '')
   const block = [begin, ...paths.map((entry) => `/${entry}`), end].join('\n')
   await writeFile(file, `${before}${before && !before.endsWith('\n') ? '\n' : ''}${block}\n`)
-  return async () => {
-    const lines = (await readFile(file, 'utf8').catch(() => '')).split('\n')
-    const first = lines.indexOf(begin)
-    const last = lines.indexOf(end, first)
-    if (first === -1 || last === -1) return
-    lines.splice(first, last - first + 1)
-    await writeFile(file, lines.join('\n'))
-  }
 }
 
 export function skillsPrompt(skills: readonly Skill[], prompt: string, assetsRoot?: string): string {
@@ -181,16 +164,24 @@ export function skillsPrompt(skills: readonly Skill[], prompt: string, assetsRoo
 
 const ASSETS_DIRECTORY = '.hangar/skills'
 
-/** Puts skills where the agent will find them; `marker` (the run id) tags the exclude lines. */
+/**
+ * Puts skills where the agent will find them; `marker` (the run id) tags the exclude lines. With
+ * `recordFile`, each path is recorded there before it is created, so a daemon that dies before the
+ * cleanup can remove it at its next start (skill-placements.ts).
+ */
 export async function placeSkills(
   skills: readonly Skill[],
   strategy: SkillStrategy,
   workspace: string,
   prompt: string,
   marker: string,
+  recordFile?: string,
 ): Promise<PlacedSkills> {
   if (skills.length === 0) return { strategy: 'none', prompt, placed: [], cleanup: async () => {} }
   const placed: string[] = []
+  const record = async (next: string) => {
+    if (recordFile) await writePlacementRecord(recordFile, { workspace, marker, placed: [...placed, next] })
+  }
   let kind: PlacedSkills['strategy'] = strategy.kind
   let finalPrompt = prompt
 
@@ -200,6 +191,7 @@ export async function placeSkills(
       kind = 'prompt'
     else {
       for (const [index, skill] of skills.entries()) {
+        await record(targets[index]!)
         // A copy, not a symlink: the agent may run in a sandbox that cannot follow links out of the workspace.
         await cp(skill.directory, path.join(workspace, targets[index]!), { recursive: true })
         placed.push(targets[index]!)
@@ -208,6 +200,7 @@ export async function placeSkills(
   } else if (strategy.kind === 'file') {
     if (await exists(path.join(workspace, strategy.file))) kind = 'prompt'
     else {
+      await record(strategy.file)
       await writeFile(path.join(workspace, strategy.file), `${skillsPrompt(skills, '').trim()}\n`)
       placed.push(strategy.file)
     }
@@ -216,31 +209,21 @@ export async function placeSkills(
     const withAssets = skills.filter((skill) => skill.hasAssets)
     for (const skill of withAssets) {
       const target = path.join(ASSETS_DIRECTORY, skill.name, 'assets')
+      await record(target)
       await cp(path.join(skill.directory, 'assets'), path.join(workspace, target), { recursive: true })
       placed.push(target)
     }
     if (kind === 'prompt') finalPrompt = skillsPrompt(skills, prompt, ASSETS_DIRECTORY)
   }
-  const removeExcludes = await addExcludes(workspace, marker, placed)
+  await addExcludes(workspace, marker, placed)
   return {
     strategy: kind,
     prompt: finalPrompt,
     placed,
     async cleanup() {
-      for (const entry of placed) {
-        await rm(path.join(workspace, entry), { recursive: true, force: true })
-        // Remove the folders Hangar made on the way, but only once empty (another run may use them).
-        for (let parent = path.dirname(entry); parent !== '.'; parent = path.dirname(parent)) {
-          if (
-            !(await rmdir(path.join(workspace, parent)).then(
-              () => true,
-              () => false,
-            ))
-          )
-            break
-        }
-      }
-      await removeExcludes()
+      await removePlacedFiles(workspace, placed)
+      await removeExcludeBlock(workspace, marker)
+      if (recordFile) await rm(recordFile, { force: true })
     },
   }
 }

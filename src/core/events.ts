@@ -58,27 +58,34 @@ export interface RunStartEvent {
   /** Skills given to the agent and how they reached it (its native folder, an instruction file, the prompt). */
   skills?: { strategy: 'native' | 'file' | 'prompt'; names: string[] }
 }
-export interface TextDeltaEvent {
+/**
+ * Said or done by a sub-agent: `parentId` is the `toolCallId` of the tool call that started it (Claude
+ * Code's Task/Agent tool), so a transcript can fold the sub-task under that call.
+ */
+export interface SubtaskScoped {
+  parentId?: string
+}
+export interface TextDeltaEvent extends SubtaskScoped {
   type: 'text-delta'
   text: string
 }
-export interface ReasoningDeltaEvent {
+export interface ReasoningDeltaEvent extends SubtaskScoped {
   type: 'reasoning-delta'
   text: string
 }
-export interface ToolCallEvent {
+export interface ToolCallEvent extends SubtaskScoped {
   type: 'tool-call'
   toolCallId: string
   name: string
   input: unknown
 }
-export interface ToolResultEvent {
+export interface ToolResultEvent extends SubtaskScoped {
   type: 'tool-result'
   toolCallId: string
   output: unknown
   isError: boolean
 }
-export interface FileChangeEvent {
+export interface FileChangeEvent extends SubtaskScoped {
   type: 'file-change'
   /** Relative to the workspace root. */
   path: string

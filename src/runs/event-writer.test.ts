@@ -39,6 +39,24 @@ describe('event-writer', () => {
     expect(writer.lastSeq()).toBe(4)
   })
 
+  it('keeps a sub-task’s parentId and never merges its deltas with the main agent’s', async () => {
+    const runs = fakeRuns()
+    const writer = createEventWriter({ runs, runId: 'run_1', redactor: createRedactor(), batchDelayMs: 20 })
+    writer.write({ type: 'text-delta', text: 'main ' })
+    writer.write({ type: 'text-delta', text: 'sub ', parentId: 'toolu_task' })
+    writer.write({ type: 'text-delta', text: 'agent', parentId: 'toolu_task' })
+    await writer.flush()
+    expect(
+      runs.stored.map((event) => [
+        event.type === 'text-delta' && event.text,
+        'parentId' in event ? event.parentId : undefined,
+      ]),
+    ).toEqual([
+      ['main ', undefined],
+      ['sub agent', 'toolu_task'],
+    ])
+  })
+
   it('delivers a batch only after it is stored, in order', async () => {
     const runs = fakeRuns()
     const delivered: number[] = []

@@ -47,9 +47,10 @@ function coalesce(events: AgentEvent[]): AgentEvent[] {
     if (
       previous &&
       (event.type === 'text-delta' || event.type === 'reasoning-delta') &&
-      previous.type === event.type
+      previous.type === event.type &&
+      previous.parentId === event.parentId
     ) {
-      merged[merged.length - 1] = { type: event.type, text: previous.text + event.text }
+      merged[merged.length - 1] = { ...previous, text: previous.text + event.text }
     } else merged.push(event)
   }
   return merged
@@ -75,9 +76,9 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
     const tail = SECRET_TAIL.exec(last.text)?.[0]
     if (!tail || tail.length > MAX_HELD_CHARACTERS) return undefined
     const kept = last.text.slice(0, last.text.length - tail.length)
-    if (kept) batch[batch.length - 1] = { type: last.type, text: kept }
+    if (kept) batch[batch.length - 1] = { ...last, text: kept }
     else batch.pop()
-    return { type: last.type, text: tail }
+    return { ...last, text: tail }
   }
 
   const persist = async (final: boolean) => {

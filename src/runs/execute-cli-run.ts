@@ -8,6 +8,7 @@ import type { AgentEvent, UsageTotals } from '../core/events.js'
 import { errorEvent } from '../adapters/parsers/agent-error-codes.js'
 import type { PlacedSkills, Skill } from '../adapters/skills.js'
 import { placeSkills } from '../adapters/skills.js'
+import { placementRecordFile } from '../adapters/skill-placements.js'
 import { type ProcessExit, reapProcessGroup, type Supervisor } from '../adapters/supervisor.js'
 import { AppError } from '../core/errors.js'
 import type {
@@ -19,9 +20,11 @@ import type {
 } from '../adapters/types.js'
 import { shipWorkspace, syncBack, type ShippedWorkspace } from '../workspaces/ssh/workspace-sync.js'
 import { currentBranch } from '../workspaces/git.js'
+import { startRunChanges } from '../workspaces/run-changes.js'
 import type { SshConnection } from '../workspaces/ssh/ssh-connection.js'
 import type { CliModelRoute, CliRouteHooks } from './model-proxy.js'
 import { createRemoteLaunch, type RemoteLaunch } from './remote-launch.js'
+import { createStderrEvents } from './stderr-events.js'
 import type { ActiveRun, RunEnd } from './run-service.js'
 import { createSessionRecorder } from './session-recorder.js'
 
@@ -85,12 +88,16 @@ export async function executeCliRun(
   let skills: PlacedSkills | undefined
   let routeClosed = false
   try {
+    // The workspace as it was before the agent: what changes after it and goes unreported is synthesised.
+    const runChanges = await startRunChanges(request.cwd)
     skills = await placeSkills(
       request.skills ?? [],
       adapter.skills,
       request.cwd,
       request.prompt,
       active.run.id,
+      // Recorded so that a daemon that dies mid-run removes them at its next start.
+      placementRecordFile(options.runFilesRoot, active.run.id),
     )
     const route: CliModelRoute = request.route
       ? await request.route.open(active.run.id)
@@ -157,12 +164,14 @@ export async function executeCliRun(
     let unrecognized = false
     const emitParsed = (event: AgentEvent) => {
       active.emit(event)
+      runChanges.note(event)
       if (event.type !== 'raw' || event.stream !== 'stdout' || unrecognized) return
       unrecognized = true
       const message = `output format not recognised; tested with ${adapter.displayName} ${adapter.testedVersions}`
       active.emit(errorEvent('output_unrecognized', message, false))
     }
 
+    const stderrEvents = createStderrEvents((event) => active.emit(event))
     let processHandle
     try {
       processHandle = await options.supervisor.start(plan, request.cwd, {
@@ -170,6 +179,7 @@ export async function executeCliRun(
           for (const event of parser.line(line)) emitParsed(event)
           session.check()
         },
+        onStderr: (text) => stderrEvents.chunk(text),
       })
     } catch (error) {
       const message = `cannot start ${adapter.displayName}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`
@@ -194,6 +204,7 @@ export async function executeCliRun(
 
     const { events, outcome } = parser.finish()
     for (const event of events) emitParsed(event)
+    stderrEvents.finish()
     await session.settled()
     // On a host the remote group is signalled first, so the local ssh may exit on its own before our
     // cancel() marks the exit: the abort is what says the user cancelled.
@@ -203,9 +214,15 @@ export async function executeCliRun(
     const metered = await request.route?.close(active.run.id)
     routeClosed = true
     if (metered) agentEnd.usage = metered
-    if (!remote) return agentEnd
+    if (!remote) {
+      await runChanges.report((event) => active.emit(event))
+      return agentEnd
+    }
     await remote.launch.cleanup().catch(() => {})
-    return await finalizeRemote(active, request.target!, remote.shipped, agentEnd)
+    const end = await finalizeRemote(active, request.target!, remote.shipped, agentEnd)
+    // The host's changes are compared once they are back here.
+    if (end.workspace?.finalize === 'ok') await runChanges.report((event) => active.emit(event))
+    return end
   } finally {
     // Revokes the run's proxy token on the ways out that did not get to close it above.
     if (!routeClosed) await request.route?.close(active.run.id).catch(() => {})

@@ -10,6 +10,7 @@ import type { DetectedAdapter } from '../adapters/detection.js'
 import { endpointForAdapter } from '../adapters/model-endpoint.js'
 import type { AdapterRegistry } from '../adapters/registry.js'
 import { loadProfileSkills } from '../adapters/skills.js'
+import { removeLeftoverPlacements } from '../adapters/skill-placements.js'
 import { processAlive, reapProcessGroup, type Supervisor } from '../adapters/supervisor.js'
 import type { HangarConfig } from '../core/config.js'
 import { isAdapterId } from '../core/adapter-ids.js'
@@ -247,6 +248,14 @@ export function createScheduler(options: SchedulerOptions) {
         await runs.interrupt(run.userId, run.id, 'the process that ran it stopped before it finished')
         recovered++
       }
+      // Skills the ended runs placed in their workspaces and never got to remove (their process died).
+      const cleaned = await removeLeftoverPlacements(path.join(options.dataDir, 'runs'), (ids) =>
+        store.runQueue.statuses(ids),
+      ).catch((error: unknown) => {
+        log.warn('could not remove the skills of interrupted runs', { error })
+        return []
+      })
+      if (cleaned.length > 0) log.info('removed skills left in workspaces by ended runs', { runs: cleaned })
       return recovered
     },
 

@@ -271,4 +271,62 @@ describe('claude-stream', () => {
       { type: 'raw', stream: 'stdout', value: 'plain text' },
     ])
   })
+
+  it('marks what a sub-agent did with the id of the Task/Agent call that started it (issue 18 item 10)', () => {
+    const inSub = (line: object) => ({ ...line, parent_tool_use_id: 'toolu_task' })
+    const task = { type: 'system', subtype: 'task_started', tool_use_id: 'toolu_task', session_id: SESSION }
+    const { events } = feed([
+      init,
+      assistant('msg_1', { type: 'tool_use', id: 'toolu_task', name: 'Agent', input: { prompt: 'p' } }),
+      task,
+      inSub({ type: 'user', message: { role: 'user', content: [{ type: 'text', text: 'p' }] } }),
+      inSub(assistant('msg_2', { type: 'text', text: 'looking' })),
+      inSub(
+        assistant('msg_3', {
+          type: 'tool_use',
+          id: 'toolu_write',
+          name: 'Write',
+          input: { file_path: `${CWD}/sub.txt`, content: 'x\n' },
+        }),
+      ),
+      inSub({
+        type: 'user',
+        message: {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 'toolu_write', content: 'ok' }],
+        },
+      }),
+      { type: 'system', subtype: 'task_notification', tool_use_id: 'toolu_task', status: 'completed' },
+      {
+        type: 'user',
+        parent_tool_use_id: null,
+        message: {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 'toolu_task', content: 'report' }],
+        },
+      },
+      assistant('msg_4', { type: 'text', text: 'done' }),
+    ])
+    expect(events).toEqual([
+      { type: 'tool-call', toolCallId: 'toolu_task', name: 'Agent', input: { prompt: 'p' } },
+      { type: 'text-delta', text: 'looking', parentId: 'toolu_task' },
+      {
+        type: 'tool-call',
+        toolCallId: 'toolu_write',
+        name: 'Write',
+        input: { file_path: `${CWD}/sub.txt`, content: 'x\n' },
+        parentId: 'toolu_task',
+      },
+      {
+        type: 'tool-result',
+        toolCallId: 'toolu_write',
+        output: 'ok',
+        isError: false,
+        parentId: 'toolu_task',
+      },
+      { type: 'file-change', path: 'sub.txt', kind: 'modify', parentId: 'toolu_task' },
+      { type: 'tool-result', toolCallId: 'toolu_task', output: 'report', isError: false },
+      { type: 'text-delta', text: 'done' },
+    ])
+  })
 })

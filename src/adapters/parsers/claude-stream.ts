@@ -25,6 +25,12 @@ const IGNORED_SYSTEM_SUBTYPES: ReadonlySet<string> = new Set([
   'thinking_tokens',
   // A redraw hint for the TUI (the first line under --bare).
   'ui_invalidate',
+  // A sub-agent's lifecycle (Task/Agent tool): its work arrives as lines with `parent_tool_use_id`,
+  // its end as the parent call's tool_result.
+  'task_started',
+  'task_progress',
+  'task_updated',
+  'task_notification',
 ])
 
 /** Raw Anthropic stream events whose content reaches us again whole, in the `assistant` lines. */
@@ -211,10 +217,27 @@ export function createClaudeStreamParser(context: ParserContext): StreamParser {
         events = onResult(line)
         break
     }
-    return events ?? [raw(text)]
+    return inSubtask(events ?? [raw(text)], stringField(line, 'parent_tool_use_id'))
   }
 
   return streamParser(handle, () => outcomeOf({ completed, failure, sessionId, usage }))
+}
+
+/** A sub-agent's line carries the id of the Task/Agent tool call that started it: its events say so. */
+function inSubtask(events: AgentEvent[], parentId: string | undefined): AgentEvent[] {
+  if (!parentId) return events
+  return events.map((event) => {
+    switch (event.type) {
+      case 'text-delta':
+      case 'reasoning-delta':
+      case 'tool-call':
+      case 'tool-result':
+      case 'file-change':
+        return { ...event, parentId }
+      default:
+        return event
+    }
+  })
 }
 
 /** A tool result's content: text blocks joined into one string, anything else kept as JSON. */

@@ -42,9 +42,14 @@ function ItemView({
       )
     case 'tool':
       return (
-        <details className={`tool-call${item.isError ? ' tool-error' : ''}`}>
+        <details
+          className={`tool-call${item.isError ? ' tool-error' : ''}${item.children ? ' subtask' : ''}`}
+        >
           <summary>
             <span className="tool-name">{item.name}</span>
+            {item.children && (
+              <span className="muted small subtask-count"> sub-task, {item.children.length} step(s)</span>
+            )}
             {item.output === undefined ? (
               <span className="muted small"> {pendingToolNote(status)}</span>
             ) : item.isError ? (
@@ -54,6 +59,20 @@ function ItemView({
           <div className="tool-body">
             <div className="small muted">Input</div>
             <pre>{show(item.input)}</pre>
+            {item.children && (
+              // What the sub-agent said and did, folded here rather than in the main transcript.
+              <div className="subtask-items" role="group" aria-label={`Sub-task of ${item.name}`}>
+                {item.children.map((child, index) => (
+                  <ItemView
+                    key={index}
+                    item={child}
+                    status={status}
+                    actions={actions}
+                    onDecided={onDecided}
+                  />
+                ))}
+              </div>
+            )}
             {item.output !== undefined && (
               <>
                 <div className="small muted">Result</div>
@@ -96,7 +115,9 @@ function ItemView({
       return (
         <details className="raw-lines">
           <summary className="small muted">
-            {item.lines.length} line(s) of agent output Hangar did not parse
+            {item.stream === 'stderr'
+              ? `${item.lines.length} line(s) the agent wrote to stderr`
+              : `${item.lines.length} line(s) of agent output Hangar did not parse`}
           </summary>
           <pre>{item.lines.join('\n')}</pre>
         </details>

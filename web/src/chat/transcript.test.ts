@@ -38,7 +38,48 @@ describe('transcript', () => {
         isError: false,
       },
       { kind: 'text', text: 'after' },
-      { kind: 'raw', lines: ['x', 'y'] },
+      { kind: 'raw', stream: 'stderr', lines: ['x', 'y'] },
+    ])
+  })
+
+  it('folds a sub-agent’s events under the tool call that started it, at any depth', () => {
+    seq = 0
+    const sub = 'toolu_task'
+    const transcript = fold([
+      envelope({ type: 'tool-call', toolCallId: sub, name: 'Agent', input: { prompt: 'p' } }),
+      envelope({ type: 'text-delta', text: 'sub ', parentId: sub }),
+      envelope({ type: 'text-delta', text: 'work', parentId: sub }),
+      envelope({ type: 'tool-call', toolCallId: 'deep', name: 'Agent', input: {}, parentId: sub }),
+      envelope({ type: 'tool-call', toolCallId: 'w', name: 'Write', input: {}, parentId: 'deep' }),
+      envelope({ type: 'tool-result', toolCallId: 'w', output: 'ok', isError: false, parentId: 'deep' }),
+      envelope({ type: 'file-change', path: 'a.txt', kind: 'create', parentId: sub }),
+      envelope({ type: 'tool-result', toolCallId: sub, output: 'report', isError: false }),
+      envelope({ type: 'text-delta', text: 'main' }),
+      envelope({ type: 'text-delta', text: 'orphan', parentId: 'unknown' }),
+    ])
+    expect(transcript.run_A!.items).toEqual([
+      {
+        kind: 'tool',
+        toolCallId: sub,
+        name: 'Agent',
+        input: { prompt: 'p' },
+        output: 'report',
+        isError: false,
+        children: [
+          { kind: 'text', text: 'sub work' },
+          {
+            kind: 'tool',
+            toolCallId: 'deep',
+            name: 'Agent',
+            input: {},
+            children: [
+              { kind: 'tool', toolCallId: 'w', name: 'Write', input: {}, output: 'ok', isError: false },
+            ],
+          },
+          { kind: 'file', path: 'a.txt', change: 'create' },
+        ],
+      },
+      { kind: 'text', text: 'mainorphan' },
     ])
   })
 

@@ -1,16 +1,31 @@
 // A conversation's transcript, folded from its event stream: per run, what the agent said, thought, ran
 // and changed, in order. Pure, so it can be replayed from any point: an event at or below a run's last seq
 // (a replay after a reconnect) changes nothing.
-import type { EventEnvelope, RunEndEvent, RunStartEvent, UsageTotals } from '../../../src/core/events'
+import type {
+  AgentEvent,
+  EventEnvelope,
+  RunEndEvent,
+  RunStartEvent,
+  UsageTotals,
+} from '../../../src/core/events'
 
 export type TranscriptItem =
   | { kind: 'text'; text: string }
   | { kind: 'reasoning'; text: string }
-  | { kind: 'tool'; toolCallId: string; name: string; input: unknown; output?: unknown; isError?: boolean }
+  | {
+      kind: 'tool'
+      toolCallId: string
+      name: string
+      input: unknown
+      output?: unknown
+      isError?: boolean
+      /** What a sub-agent started by this call (Claude Code's Task/Agent tool) said and did. */
+      children?: TranscriptItem[]
+    }
   | { kind: 'file'; path: string; change: 'create' | 'modify' | 'delete'; diff?: string }
   | { kind: 'approval'; actionId: string; summary: string; classification: string }
   | { kind: 'error'; code: string; message: string }
-  | { kind: 'raw'; lines: string[] }
+  | { kind: 'raw'; stream: 'stdout' | 'stderr'; lines: string[] }
 
 export interface RunTranscript {
   runId: string
@@ -55,94 +70,121 @@ function appendDelta(items: TranscriptItem[], kind: 'text' | 'reasoning', text: 
   return [...items, { kind, text }]
 }
 
+type ItemEvent = Extract<
+  AgentEvent,
+  {
+    type:
+      | 'text-delta'
+      | 'reasoning-delta'
+      | 'tool-call'
+      | 'tool-result'
+      | 'file-change'
+      | 'approval-required'
+      | 'error'
+      | 'raw'
+  }
+>
+
+/** One event's effect on a list of items (the run's, or a sub-task's under its parent call). */
+function foldItem(items: TranscriptItem[], event: ItemEvent): TranscriptItem[] {
+  switch (event.type) {
+    case 'text-delta':
+    case 'reasoning-delta':
+      return appendDelta(items, event.type === 'text-delta' ? 'text' : 'reasoning', event.text)
+    case 'tool-call':
+      return [...items, { kind: 'tool', toolCallId: event.toolCallId, name: event.name, input: event.input }]
+    case 'tool-result': {
+      const index = items.findLastIndex(
+        (item) => item.kind === 'tool' && item.toolCallId === event.toolCallId,
+      )
+      const call = items[index]
+      if (index < 0 || call?.kind !== 'tool') {
+        const orphan: TranscriptItem = {
+          kind: 'tool',
+          toolCallId: event.toolCallId,
+          name: 'tool',
+          input: undefined,
+        }
+        return [...items, { ...orphan, output: event.output, isError: event.isError }]
+      }
+      const next = items.slice()
+      next[index] = { ...call, output: event.output, isError: event.isError }
+      return next
+    }
+    case 'file-change':
+      return [
+        ...items,
+        {
+          kind: 'file',
+          path: event.path,
+          change: event.kind,
+          ...(event.diff !== undefined && { diff: event.diff }),
+        },
+      ]
+    case 'approval-required':
+      return [
+        ...items,
+        {
+          kind: 'approval',
+          actionId: event.actionId,
+          summary: event.summary,
+          classification: event.classification,
+        },
+      ]
+    case 'error':
+      return [...items, { kind: 'error', code: event.code, message: event.message }]
+    case 'raw': {
+      const last = items.at(-1)
+      if (last?.kind === 'raw' && last.stream === event.stream)
+        return [...items.slice(0, -1), { ...last, lines: [...last.lines, event.value] }]
+      return [...items, { kind: 'raw', stream: event.stream, lines: [event.value] }]
+    }
+  }
+}
+
+/**
+ * Folds an event into the sub-task of the tool call `parentId` names (at any depth), or returns
+ * undefined when no such call is in `items`.
+ */
+function foldIntoParent(
+  items: TranscriptItem[],
+  parentId: string,
+  event: ItemEvent,
+): TranscriptItem[] | undefined {
+  for (let index = items.length - 1; index >= 0; index--) {
+    const item = items[index]!
+    if (item.kind !== 'tool') continue
+    const children =
+      item.toolCallId === parentId
+        ? foldItem(item.children ?? [], event)
+        : item.children && foldIntoParent(item.children, parentId, event)
+    if (!children) continue
+    const next = items.slice()
+    next[index] = { ...item, children }
+    return next
+  }
+  return undefined
+}
+
 function foldEvent(run: RunTranscript, envelope: EventEnvelope): RunTranscript {
   const next = { ...run, lastSeq: envelope.seq }
   switch (envelope.type) {
     case 'run-start':
       return { ...next, start: envelope }
-    case 'text-delta':
-    case 'reasoning-delta':
-      return {
-        ...next,
-        items: appendDelta(run.items, envelope.type === 'text-delta' ? 'text' : 'reasoning', envelope.text),
-      }
-    case 'tool-call':
-      return {
-        ...next,
-        items: [
-          ...run.items,
-          { kind: 'tool', toolCallId: envelope.toolCallId, name: envelope.name, input: envelope.input },
-        ],
-      }
-    case 'tool-result': {
-      const index = run.items.findLastIndex(
-        (item) => item.kind === 'tool' && item.toolCallId === envelope.toolCallId,
-      )
-      const call = run.items[index]
-      if (index < 0 || call?.kind !== 'tool') {
-        const orphan: TranscriptItem = {
-          kind: 'tool',
-          toolCallId: envelope.toolCallId,
-          name: 'tool',
-          input: undefined,
-        }
-        return {
-          ...next,
-          items: [...run.items, { ...orphan, output: envelope.output, isError: envelope.isError }],
-        }
-      }
-      const items = run.items.slice()
-      items[index] = { ...call, output: envelope.output, isError: envelope.isError }
-      return { ...next, items }
-    }
-    case 'file-change':
-      return {
-        ...next,
-        items: [
-          ...run.items,
-          {
-            kind: 'file',
-            path: envelope.path,
-            change: envelope.kind,
-            ...(envelope.diff !== undefined && { diff: envelope.diff }),
-          },
-        ],
-      }
-    case 'approval-required':
-      return {
-        ...next,
-        items: [
-          ...run.items,
-          {
-            kind: 'approval',
-            actionId: envelope.actionId,
-            summary: envelope.summary,
-            classification: envelope.classification,
-          },
-        ],
-      }
     case 'usage': {
       // Proxy metering wins: once a run has proxy usage, the agent's own numbers would count twice.
       if (run.usageSource === 'proxy' && envelope.source === 'agent') return next
       const base = run.usageSource === 'agent' && envelope.source === 'proxy' ? null : run.usage
       return { ...next, usage: addUsage(base, envelope), usageSource: envelope.source }
     }
-    case 'error':
-      return {
-        ...next,
-        items: [...run.items, { kind: 'error', code: envelope.code, message: envelope.message }],
-      }
-    case 'raw': {
-      const last = run.items.at(-1)
-      if (last?.kind === 'raw')
-        return {
-          ...next,
-          items: [...run.items.slice(0, -1), { kind: 'raw', lines: [...last.lines, envelope.value] }],
-        }
-      return { ...next, items: [...run.items, { kind: 'raw', lines: [envelope.value] }] }
-    }
     case 'run-end':
       return { ...next, end: envelope, usage: envelope.usage ?? run.usage }
+    default: {
+      // A sub-agent's events go under the call that started it; without that call, at the top.
+      const parentId = 'parentId' in envelope ? envelope.parentId : undefined
+      const nested = parentId ? foldIntoParent(run.items, parentId, envelope) : undefined
+      return { ...next, items: nested ?? foldItem(run.items, envelope) }
+    }
   }
 }
 
