@@ -5,7 +5,9 @@ import { endpointForAdapter } from '../../adapters/model-endpoint.js'
 import { loadProfileSkills } from '../../adapters/skills.js'
 import { AppError } from '../../core/errors.js'
 import type { Runtime } from '../../main.js'
+import { parseLimitDuration } from '../../core/duration.js'
 import { executeCliRun } from '../../runs/execute-cli-run.js'
+import { cliTimeoutSeconds, runLimitsFor, withRunLimits } from '../../runs/run-limits.js'
 import { loadUserProfiles, resolveAgent } from '../../runs/resolve-agent.js'
 import { type GlobalOptions, openRuntime } from '../context.js'
 import { type CliIo, EXIT, ExitWith, usageError } from '../output.js'
@@ -19,6 +21,7 @@ interface RunOptions {
   json?: boolean
   yes?: boolean
   resume?: string
+  timeout?: string
 }
 
 const EXIT_BY_STATUS: Record<string, number> = {
@@ -92,6 +95,7 @@ async function runOnce(
         model: options.model,
         resumeRunId: previous?.id,
         approveSafe: options.yes ?? false,
+        timeout: options.timeout,
       },
       { onDelivered: (envelopes) => envelopes.forEach(printer), signal: controller.signal },
     )
@@ -122,36 +126,42 @@ async function runOnce(
     },
     (envelopes) => envelopes.forEach(printer),
   )
-  const end = await executeCliRun(
-    active,
-    {
-      agent: agent.name,
-      adapter: agent.adapter,
-      executable: agent.detected.executable!,
-      prompt,
-      cwd: workspace,
-      model,
-      endpoint,
-      resumeSessionId: previous?.sessionId ?? undefined,
-      extraArgs: agent.profile?.cliArgs ?? [],
-      skills,
-      isolateHome: agent.profile?.isolateHome ?? false,
-      env: io.env,
-      target,
-      route: runtime.modelProxy.forCliRun({
-        userId: owner.id,
+  // `--timeout` replaces the profile's wall clock; a tripped limit cancels as Ctrl-C does (run-limits.ts).
+  const limits = runLimitsFor(agent.profile, options.timeout)
+  const limitContext = { limits, activity: runtime.runActivity, signal: controller.signal }
+  const end = await withRunLimits(active, limitContext, (limited) =>
+    executeCliRun(
+      active,
+      {
         agent: agent.name,
-        profile: agent.profile,
         adapter: agent.adapter,
-        direct: endpoint,
-        remote: target !== undefined,
-      }),
-    },
-    {
-      supervisor: runtime.supervisor,
-      signal: controller.signal,
-      runFilesRoot: path.join(runtime.dataDir, 'runs'),
-    },
+        executable: agent.detected.executable!,
+        prompt,
+        cwd: workspace,
+        model,
+        endpoint,
+        resumeSessionId: previous?.sessionId ?? undefined,
+        extraArgs: agent.profile?.cliArgs ?? [],
+        skills,
+        isolateHome: agent.profile?.isolateHome ?? false,
+        env: io.env,
+        timeoutSeconds: cliTimeoutSeconds(limits),
+        target,
+        route: runtime.modelProxy.forCliRun({
+          userId: owner.id,
+          agent: agent.name,
+          profile: agent.profile,
+          adapter: agent.adapter,
+          direct: endpoint,
+          remote: target !== undefined,
+        }),
+      },
+      {
+        supervisor: limited.reporting(runtime.supervisor),
+        signal: limited.signal,
+        runFilesRoot: path.join(runtime.dataDir, 'runs'),
+      },
+    ),
   )
   return active.end(end)
 }
@@ -197,7 +207,12 @@ export function registerRunCommand(
     .option('--json', 'print one event envelope per line')
     .option('--yes', 'approve safe_* proposals without asking (built-in agent)')
     .option('--resume <runId>', "continue that run's agent session")
+    .option(
+      '--timeout <duration>',
+      "stop the run after this long, e.g. 90s, 30m, 2h or off (default: the profile's timeout, 60m)",
+    )
     .action(async (words: string[], options: RunOptions) => {
+      if (options.timeout !== undefined) parseLimitDuration(options.timeout, '--timeout')
       const prompt = await readPrompt(io, words)
       const runtime = await openRuntime(io, globals())
       try {
