@@ -32,7 +32,7 @@ interface EventJson {
 }
 
 // Long enough for a second run of the same profile (real Claude Code on the mock) to finish under load.
-const STUCK_TIMEOUT = '30s'
+const STUCK_TIMEOUT = '45s'
 
 describe('run limits', () => {
   let mock: MockModelServer
@@ -71,7 +71,7 @@ describe('run limits', () => {
         `    timeout: ${STUCK_TIMEOUT}`,
         '  patient:',
         '    adapter: claude-code',
-        '    idleTimeout: 6s',
+        '    idleTimeout: 10s',
         '  slowpoke:',
         '    adapter: builtin',
         '    timeout: 3s',
@@ -154,10 +154,10 @@ describe('run limits', () => {
   }, 180_000)
 
   it('is not idle while a model request of the run is in flight, however slow', async () => {
-    // The mock holds its answer for 15 s, far past the 6 s idleTimeout, while Claude Code prints nothing.
+    // The mock holds its answer for 25 s, far past the 10 s idleTimeout, while Claude Code prints nothing.
     const run = await api<RunJson>('POST', '/api/runs', {
       agent: 'patient',
-      prompt: 'Take your time. WAIT=15000',
+      prompt: 'Take your time. WAIT=25000',
     })
     const ended = await waitForStatus<RunJson>(run.json.id, ['succeeded', 'failed', 'cancelled'], 120_000)
     expect(ended.status, ended.reason ?? '').toBe('succeeded')
