@@ -181,6 +181,8 @@ export interface LimitedRun {
    * `failed`, after the timeout `error` event naming the limit.
    */
   settle(end: RunEnd): RunEnd
+  /** `settle` for the run's promised end; a run that throws stops the clocks and throws on. */
+  finish(running: Promise<RunEnd>): Promise<RunEnd>
 }
 
 /** Starts the clocks of a run. When a limit trips, `signal` is aborted: the same path as a cancel. */
@@ -199,7 +201,7 @@ export function startRunLimits(
   const onUserAbort = () => watch.stop()
   if (context.signal?.aborted) watch.stop()
   else context.signal?.addEventListener('abort', onUserAbort, { once: true })
-  return {
+  const limited: LimitedRun = {
     signal: context.signal
       ? AbortSignal.any([context.signal, limitController.signal])
       : limitController.signal,
@@ -215,24 +217,13 @@ export function startRunLimits(
       active.emit({ type: 'error', code: 'timeout', message, retryable: true })
       return timedOut(end, message)
     },
+    finish: (running) =>
+      running.then(limited.settle, (error: unknown) => {
+        limited.settle({ status: 'failed' })
+        throw error
+      }),
   }
-}
-
-/** Runs `body` under `limits` (startRunLimits); the clocks stop when it ends, thrown or not. */
-export async function withRunLimits(
-  active: Pick<ActiveRun, 'run' | 'emit'>,
-  context: { limits: RunLimits; activity: RunActivity | undefined; signal: AbortSignal | undefined },
-  body: (limited: LimitedRun) => Promise<RunEnd>,
-): Promise<RunEnd> {
-  const limited = startRunLimits(active, context)
-  let end: RunEnd
-  try {
-    end = await body(limited)
-  } catch (error) {
-    limited.settle({ status: 'failed' })
-    throw error
-  }
-  return limited.settle(end)
+  return limited
 }
 
 /**

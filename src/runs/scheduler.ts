@@ -21,7 +21,7 @@ import type { Store } from '../store/store.js'
 import type { SshTargets } from '../workspaces/ssh/ssh-targets.js'
 import type { BuiltinRunner } from './builtin-runs.js'
 import { executeCliRun } from './execute-cli-run.js'
-import { cliTimeoutSeconds, type RunActivity, runLimitsFor, withRunLimits } from './run-limits.js'
+import { cliTimeoutSeconds, type RunActivity, runLimitsFor, startRunLimits } from './run-limits.js'
 import { loadUserProfiles, resolveAgent, type UserProfiles } from './resolve-agent.js'
 import type { ActiveRun, RunEnd, RunService } from './run-service.js'
 
@@ -114,48 +114,44 @@ export function createScheduler(options: SchedulerOptions) {
       const endpoint = endpointForAdapter(agent.adapter, options.env, options.config.providers)
       const target = options.targets.forProfile(agent.profile?.target)
       const skills = await loadProfileSkills(options.projectDir, agent.profile?.skills)
-      const resumeSessionId = agent.adapter.capabilities.resume
-        ? await previousSessionId(userId, run)
-        : undefined
       const limits = runLimitsFor(agent.profile)
       // A tripped limit cancels as the user's cancel does, and the run ends failed (run-limits.ts).
-      const end: RunEnd = await withRunLimits(
+      const limited = startRunLimits(active, { limits, activity: options.activity, signal })
+      const running = executeCliRun(
         active,
-        { limits, activity: options.activity, signal },
-        (limited) =>
-          executeCliRun(
-            active,
-            {
-              agent: agent.name,
-              adapter: agent.adapter,
-              executable: agent.detected.executable!,
-              prompt: run.prompt,
-              cwd: run.cwd,
-              model: run.model ?? agent.profile?.model ?? endpoint?.model,
-              endpoint,
-              resumeSessionId,
-              extraArgs: agent.profile?.cliArgs ?? [],
-              skills,
-              isolateHome: agent.profile?.isolateHome ?? false,
-              env: options.env,
-              timeoutSeconds: cliTimeoutSeconds(limits),
-              target,
-              route: options.modelProxy.forCliRun({
-                userId,
-                agent: agent.name,
-                profile: agent.profile,
-                adapter: agent.adapter,
-                direct: endpoint,
-                remote: target !== undefined,
-              }),
-            },
-            {
-              supervisor: limited.reporting(options.supervisor),
-              signal: limited.signal,
-              runFilesRoot: path.join(options.dataDir, 'runs'),
-            },
-          ),
+        {
+          agent: agent.name,
+          adapter: agent.adapter,
+          executable: agent.detected.executable!,
+          prompt: run.prompt,
+          cwd: run.cwd,
+          model: run.model ?? agent.profile?.model ?? endpoint?.model,
+          endpoint,
+          resumeSessionId: agent.adapter.capabilities.resume
+            ? await previousSessionId(userId, run)
+            : undefined,
+          extraArgs: agent.profile?.cliArgs ?? [],
+          skills,
+          isolateHome: agent.profile?.isolateHome ?? false,
+          env: options.env,
+          timeoutSeconds: cliTimeoutSeconds(limits),
+          target,
+          route: options.modelProxy.forCliRun({
+            userId,
+            agent: agent.name,
+            profile: agent.profile,
+            adapter: agent.adapter,
+            direct: endpoint,
+            remote: target !== undefined,
+          }),
+        },
+        {
+          supervisor: limited.reporting(options.supervisor),
+          signal: limited.signal,
+          runFilesRoot: path.join(options.dataDir, 'runs'),
+        },
       )
+      const end: RunEnd = await limited.finish(running)
       await active.end(end)
     } catch (error) {
       const appError =

@@ -7,7 +7,7 @@ import { AppError } from '../../core/errors.js'
 import type { Runtime } from '../../main.js'
 import { parseLimitDuration } from '../../core/duration.js'
 import { executeCliRun } from '../../runs/execute-cli-run.js'
-import { cliTimeoutSeconds, runLimitsFor, withRunLimits } from '../../runs/run-limits.js'
+import { cliTimeoutSeconds, runLimitsFor, startRunLimits } from '../../runs/run-limits.js'
 import { loadUserProfiles, resolveAgent } from '../../runs/resolve-agent.js'
 import { type GlobalOptions, openRuntime } from '../context.js'
 import { type CliIo, EXIT, ExitWith, usageError } from '../output.js'
@@ -128,42 +128,40 @@ async function runOnce(
   )
   // `--timeout` replaces the profile's wall clock; a tripped limit cancels as Ctrl-C does (run-limits.ts).
   const limits = runLimitsFor(agent.profile, options.timeout)
-  const limitContext = { limits, activity: runtime.runActivity, signal: controller.signal }
-  const end = await withRunLimits(active, limitContext, (limited) =>
-    executeCliRun(
-      active,
-      {
+  const limited = startRunLimits(active, { limits, activity: runtime.runActivity, signal: controller.signal })
+  const running = executeCliRun(
+    active,
+    {
+      agent: agent.name,
+      adapter: agent.adapter,
+      executable: agent.detected.executable!,
+      prompt,
+      cwd: workspace,
+      model,
+      endpoint,
+      resumeSessionId: previous?.sessionId ?? undefined,
+      extraArgs: agent.profile?.cliArgs ?? [],
+      skills,
+      isolateHome: agent.profile?.isolateHome ?? false,
+      env: io.env,
+      timeoutSeconds: cliTimeoutSeconds(limits),
+      target,
+      route: runtime.modelProxy.forCliRun({
+        userId: owner.id,
         agent: agent.name,
+        profile: agent.profile,
         adapter: agent.adapter,
-        executable: agent.detected.executable!,
-        prompt,
-        cwd: workspace,
-        model,
-        endpoint,
-        resumeSessionId: previous?.sessionId ?? undefined,
-        extraArgs: agent.profile?.cliArgs ?? [],
-        skills,
-        isolateHome: agent.profile?.isolateHome ?? false,
-        env: io.env,
-        timeoutSeconds: cliTimeoutSeconds(limits),
-        target,
-        route: runtime.modelProxy.forCliRun({
-          userId: owner.id,
-          agent: agent.name,
-          profile: agent.profile,
-          adapter: agent.adapter,
-          direct: endpoint,
-          remote: target !== undefined,
-        }),
-      },
-      {
-        supervisor: limited.reporting(runtime.supervisor),
-        signal: limited.signal,
-        runFilesRoot: path.join(runtime.dataDir, 'runs'),
-      },
-    ),
+        direct: endpoint,
+        remote: target !== undefined,
+      }),
+    },
+    {
+      supervisor: limited.reporting(runtime.supervisor),
+      signal: limited.signal,
+      runFilesRoot: path.join(runtime.dataDir, 'runs'),
+    },
   )
-  return active.end(end)
+  return active.end(await limited.finish(running))
 }
 
 /**
