@@ -107,6 +107,40 @@ describe('run-limits', () => {
     ])
   })
 
+  it('keeps a failed SSH sync-back the reason, and makes the retried finalize end the run failed', async () => {
+    const events: AgentEvent[] = []
+    const active = { run: { id: 'run_7' } as never, emit: (event: AgentEvent) => events.push(event) }
+    const limited = startRunLimits(active, {
+      limits: runLimitsFor({ timeout: '5s' }),
+      activity: undefined,
+      signal: undefined,
+    })
+    vi.advanceTimersByTime(5000)
+    const end = await limited.finish(
+      Promise.resolve({
+        status: 'failed',
+        reason: 'workspace finalize failed: connection dropped',
+        workspace: {
+          finalize: 'failed',
+          reason: 'connection dropped',
+          agentStatus: 'cancelled',
+          sync: { target: 'box', agentReason: 'cancelled by the user' },
+        },
+      }),
+    )
+    expect(end).toEqual({
+      status: 'failed',
+      reason: 'workspace finalize failed: connection dropped',
+      workspace: {
+        finalize: 'failed',
+        reason: 'connection dropped',
+        agentStatus: 'failed',
+        sync: { target: 'box', agentReason: 'ran longer than 5s (timeout)' },
+      },
+    })
+    expect(events).toEqual([expect.objectContaining({ code: 'timeout', retryable: true })])
+  })
+
   it("leaves a user's cancel a cancel, and a run that finished in time as it ended", () => {
     const events: AgentEvent[] = []
     const active = { run: { id: 'run_5' } as never, emit: (event: AgentEvent) => events.push(event) }
