@@ -21,6 +21,7 @@ import { resolveBuiltinProvider } from './runs/builtin-model.js'
 import { type BuiltinRunner, createBuiltinRunner } from './runs/builtin-runs.js'
 import { createRunService, type RunService } from './runs/run-service.js'
 import { createScheduler, type Scheduler } from './runs/scheduler.js'
+import { createRunActivity, type RunActivity } from './runs/run-limits.js'
 import { createRunSubmitter, type SubmitRunRequest } from './runs/submit-run.js'
 import type { Run } from './store/repositories/runs-repository.js'
 import { createServerApp } from './server/app.js'
@@ -72,6 +73,8 @@ export interface Runtime {
   readonly info: { version: string; nodeId: string; startedAt: Date; bootId: string }
   readonly adapters: AdapterRegistry
   readonly supervisor: Supervisor
+  /** Which runs are watched for their time limits, and their model requests in flight. */
+  readonly runActivity: RunActivity
   readonly runs: RunService
   /** Every stored event batch, fanned out to SSE subscribers. */
   readonly bus: EventBus
@@ -254,6 +257,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       sink: (envelopes, meta) => bus.publish(envelopes, meta),
       owner: { node: info.nodeId, pid: process.pid, bootId: info.bootId },
     })
+    const runActivity = createRunActivity()
     const modelProxy = createModelProxy({
       store,
       auth,
@@ -263,6 +267,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       env,
       projectDir: options.projectDir,
       log,
+      activity: runActivity,
     })
     // Whatever a tool reads or prints is redacted before the loop, an MCP client or the store sees it.
     const tools = createToolRegistry(redactToolOutputs(createWorkspaceTools(), redactor.text))
@@ -292,6 +297,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       env,
       projectDir: options.projectDir,
       modelProxy,
+      activity: runActivity,
     })
     const detectAgents = (detectOptions: { refresh?: boolean } = {}) =>
       loadDetection(adapters.all(), {
@@ -316,6 +322,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       projectDir: options.projectDir,
       targets,
       modelProxy,
+      activity: runActivity,
       log: log.child({ component: 'scheduler' }),
     })
     /** A listener that also serves the proxy; agents are pointed at it until it closes. */
@@ -376,6 +383,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       ownerCreated: created,
       adapters,
       supervisor,
+      runActivity,
       runs,
       bus,
       tools,

@@ -53,7 +53,10 @@ export interface LaunchInput {
   /** Profile `cliArgs`, passed as they are. */
   extraArgs: readonly string[]
   executable: ResolvedExecutable
-  /** Upper bound for CLIs that need one (OpenClaw has no turn limit). */
+  /**
+   * Upper bound for CLIs that need one (OpenClaw has no turn limit), derived from the profile's `timeout`
+   * (runs/run-limits.ts, a backstop behind Hangar's own clock); 0 = none.
+   */
   timeoutSeconds: number
 }
 

@@ -288,4 +288,22 @@ describe('config', () => {
       /^unknown key "builtin"; expected one of: claude-code, codex/,
     )
   })
+  // Issue 18 item 1: run limits are durations or `off`, checked like every key (file, line, key path).
+  it('takes timeout and idleTimeout as durations or off, and refuses anything else', () => {
+    const config = parseConfig(
+      'agents:\n  r: { adapter: codex, timeout: 2h, idleTimeout: "90s" }\n  s: { adapter: codex, timeout: off }\n',
+    )
+    expect(config.agents.r).toMatchObject({ timeout: '2h', idleTimeout: '90s' })
+    expect(config.agents.s?.timeout).toBe('off')
+    const issues = issuesOf(
+      'agents:\n  r:\n    adapter: codex\n    timeout: 5 minutes\n    idleTimeout: 0s\n  s: { adapter: codex, timeout: 90 }\n',
+    )
+    expect(issues.map((issue) => [issue.path, issue.line])).toEqual([
+      ['agents.r.timeout', 4],
+      ['agents.r.idleTimeout', 5],
+      ['agents.s.timeout', 6],
+    ])
+    for (const issue of issues)
+      expect(issue.message).toBe('expected a duration such as "90s", "30m" or "2h", or "off"')
+  })
 })

@@ -6,6 +6,7 @@ import { isMap, LineCounter, parseDocument } from 'yaml'
 import { z } from 'zod'
 import { ADAPTER_IDS, isAdapterId } from './adapter-ids.js'
 import { AppError } from './errors.js'
+import { LIMIT_DURATION_EXPECTED, limitDurationMs } from './duration.js'
 import { deriveFeedName } from './feed-names.js'
 import { feedPathProblem } from './feed-paths.js'
 import { WRITE_CLASSIFICATIONS } from './events.js'
@@ -66,6 +67,11 @@ const feedSchema = z.strictObject({
   ttl: z.number().positive('expected a number of seconds greater than 0'),
 })
 
+/** A run limit: `"90s"`, `"30m"`, `"2h"` or `off`; kept as typed (the defaults apply where it is absent). */
+const runLimit = z
+  .string({ error: LIMIT_DURATION_EXPECTED })
+  .refine((value) => limitDurationMs(value) !== undefined, LIMIT_DURATION_EXPECTED)
+
 const budgetSchema = z.strictObject({
   usd: z.number().positive(),
   window: z.string().regex(/^\d+[hdw]$/, 'expected a window such as "12h", "1d" or "1w"'),
@@ -84,6 +90,10 @@ export const ProfileSchema = z.strictObject({
   isolateHome: z.boolean().default(false),
   budget: budgetSchema.optional(),
   cliArgs: z.array(z.string()).default([]),
+  /** Wall-clock limit of one run (default 60m); see runs/run-limits.ts. */
+  timeout: runLimit.optional(),
+  /** Limit on no agent output and no model request in flight (default 15m). */
+  idleTimeout: runLimit.optional(),
 })
 
 const proxySchema = z.strictObject({

@@ -59,6 +59,8 @@ export interface ProxyDeps {
   budgetExceeded(session: ProxySession): Promise<string | undefined>
   /** Stores the request; never throws (failures are logged by the implementation). */
   record(session: ProxySession, request: ProxiedRequest): Promise<void>
+  /** A request of `session` arrived; the result is called once its response is over (run idle limits). */
+  requestStarted?(session: ProxySession): () => void
   log: Logger
 }
 
@@ -188,6 +190,9 @@ export function createProxyHandler(deps: ProxyDeps) {
       )
       return
     }
+    // Open until the response's last byte or a dropped connection: while it is, the run is not idle.
+    const requestEnded = deps.requestStarted?.(session)
+    if (requestEnded) res.once('close', requestEnded)
     const route = familyOfPath(urlFamily, rest)
     const method = req.method ?? 'GET'
     const outcome: ProxiedRequest = {

@@ -19,6 +19,7 @@ import { resolveBuiltinModel } from './builtin-model.js'
 import type { ModelProxy } from './model-proxy.js'
 import type { ActiveRun, RunEnd, RunService } from './run-service.js'
 import { loadUserProfiles, profileNamed } from './resolve-agent.js'
+import { type RunActivity, runLimitsFor, startRunLimits } from './run-limits.js'
 
 export const SAFE_CLASSIFICATIONS: readonly WriteClassification[] = ['safe_create', 'safe_update']
 
@@ -34,6 +35,8 @@ export interface BuiltinRunnerOptions {
   projectDir: string
   /** The LLM proxy the agent's model traffic goes through (absent: straight to the provider). */
   modelProxy?: Pick<ModelProxy, 'routeBuiltin' | 'closeRun'>
+  /** Run limits: which runs are watched, and their model requests in flight. */
+  activity?: RunActivity
 }
 
 export interface BuiltinStart {
@@ -48,6 +51,8 @@ export interface BuiltinStart {
   resumeRunId?: string | undefined
   /** `--yes`: auto-approve safe_* proposals for this run. */
   approveSafe?: boolean
+  /** `hangar run --timeout`: the wall-clock limit instead of the profile's. */
+  timeout?: string | undefined
 }
 
 export interface RunHooks {
@@ -105,6 +110,7 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
       model?: string | undefined
       project: string
       approveSafe: boolean
+      timeout?: string | undefined
     },
     hooks: RunHooks,
   ): Promise<Run> {
@@ -112,6 +118,11 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
     const conversations = store.forUser(userId).conversations
     let end: RunEnd
     let skills: PlacedSkills | undefined
+    // Idle here: no model stream progress (events) and no tool running; a trip aborts `signal`.
+    const limits = runLimitsFor(input.profile, input.timeout)
+    const limited = startRunLimits(active, { limits, activity: options.activity, signal: hooks.signal })
+    const { signal } = limited
+    const runningTools = new Map<string, () => void>()
     try {
       // The same loader as CLI runs; the built-in agent takes them by prompt only (assets go to the workspace).
       const loaded = await loadProfileSkills(options.projectDir, input.profile?.skills)
@@ -156,8 +167,13 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
           { runId: run.id, conversationId: input.conversationId },
           `user:${userId}`,
         ),
-        context: { workspace: run.cwd, ...(hooks.signal && { signal: hooks.signal }) },
-        emit: (event) => active.emit(event),
+        context: { workspace: run.cwd, signal },
+        emit: (event) => {
+          limited.touch()
+          if (event.type === 'tool-call') runningTools.set(event.toolCallId, limited.busy())
+          if (event.type === 'tool-result') runningTools.get(event.toolCallId)?.()
+          active.emit(event)
+        },
         redact: store.redactor.text,
         autoApprove: [
           ...new Set([
@@ -165,7 +181,7 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
             ...(input.approveSafe ? SAFE_CLASSIFICATIONS : []),
           ]),
         ],
-        ...(hooks.signal && { signal: hooks.signal }),
+        signal,
       })
       const { outcome, usage } = result
       const common = { sessionId: input.conversationId, usage }
@@ -197,6 +213,8 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
         reason: appError.hint ? `${appError.message} (${appError.hint})` : appError.message,
       }
     }
+    for (const release of runningTools.values()) release()
+    end = limited.settle(end)
     await skills?.cleanup().catch(() => {})
     // A proxied run's totals are what the proxy metered; its token ends with the run.
     const metered = await options.modelProxy?.closeRun(userId, run.id).catch(() => undefined)
@@ -263,6 +281,7 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
           model: request.model,
           project: request.project,
           approveSafe: request.approveSafe ?? false,
+          timeout: request.timeout,
         },
         hooks,
       )

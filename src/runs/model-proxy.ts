@@ -26,6 +26,7 @@ import type { Store } from '../store/store.js'
 import type { BuiltinProxyRoute } from './builtin-model.js'
 import { budgetStatus } from './budgets.js'
 import { createProxyUpstreams } from './proxy-upstreams.js'
+import type { RunActivity } from './run-limits.js'
 import type { RunService } from './run-service.js'
 
 const RUN_TOKEN_TTL_MS = 7 * 24 * 3600 * 1000
@@ -91,6 +92,8 @@ export function createModelProxy(options: {
   fetcher?: FeedFetcher
   /** This proxy's id in the hop header of its upstream requests (default: a fresh one per process). */
   instanceId?: string
+  /** Told of each request of a run, so a run waiting on its model is not idle (run-limits). */
+  activity?: Pick<RunActivity, 'requestStarted'>
 }) {
   const { store, auth, config, env, log } = options
   const upstreams = createProxyUpstreams({ ...options, profileFor })
@@ -216,6 +219,10 @@ export function createModelProxy(options: {
     },
     budgetExceeded,
     record,
+    ...(options.activity && {
+      requestStarted: (session: ProxySession) =>
+        session.runId ? options.activity!.requestStarted(session.runId) : () => {},
+    }),
     log,
   })
 

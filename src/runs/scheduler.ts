@@ -22,6 +22,7 @@ import type { Store } from '../store/store.js'
 import type { SshTargets } from '../workspaces/ssh/ssh-targets.js'
 import type { BuiltinRunner } from './builtin-runs.js'
 import { executeCliRun } from './execute-cli-run.js'
+import { cliTimeoutSeconds, type RunActivity, runLimitsFor, startRunLimits } from './run-limits.js'
 import { loadUserProfiles, resolveAgent, type UserProfiles } from './resolve-agent.js'
 import { sessionToResume } from './resume-run.js'
 import type { ActiveRun, RunEnd, RunService } from './run-service.js'
@@ -41,6 +42,8 @@ export interface SchedulerOptions {
   targets: SshTargets
   /** The LLM proxy: each run's model endpoint and metering. */
   modelProxy: ModelProxy
+  /** Run limits: which runs are watched, and their model requests in flight. */
+  activity?: RunActivity
   log: Logger
 }
 
@@ -103,7 +106,10 @@ export function createScheduler(options: SchedulerOptions) {
       const endpoint = endpointForAdapter(agent.adapter, options.env, options.config.providers)
       const target = options.targets.forProfile(agent.profile?.target)
       const skills = await loadProfileSkills(options.projectDir, agent.profile?.skills)
-      const end: RunEnd = await executeCliRun(
+      const limits = runLimitsFor(agent.profile)
+      // A tripped limit cancels as the user's cancel does, and the run ends failed (run-limits.ts).
+      const limited = startRunLimits(active, { limits, activity: options.activity, signal })
+      const running = executeCliRun(
         active,
         {
           agent: agent.name,
@@ -120,6 +126,7 @@ export function createScheduler(options: SchedulerOptions) {
           skills,
           isolateHome: agent.profile?.isolateHome ?? false,
           env: options.env,
+          timeoutSeconds: cliTimeoutSeconds(limits),
           target,
           route: options.modelProxy.forCliRun({
             userId,
@@ -130,8 +137,13 @@ export function createScheduler(options: SchedulerOptions) {
             remote: target !== undefined,
           }),
         },
-        { supervisor: options.supervisor, signal, runFilesRoot: path.join(options.dataDir, 'runs') },
+        {
+          supervisor: limited.reporting(options.supervisor),
+          signal: limited.signal,
+          runFilesRoot: path.join(options.dataDir, 'runs'),
+        },
       )
+      const end: RunEnd = await limited.finish(running)
       await active.end(end)
     } catch (error) {
       const appError =

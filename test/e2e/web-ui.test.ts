@@ -234,6 +234,14 @@ describe('web UI', () => {
     await page.getByRole('alert').getByRole('button', { name: 'Dismiss' }).click()
     await form.getByLabel('Name').fill('broken')
     await form.getByLabel('Adapter').selectOption('claude-code')
+    // Issue 18 item 1: the run limits are fields of the form, refused by the daemon's own check.
+    await form.getByLabel(/^Idle limit/).fill('soon')
+    await form.getByRole('button', { name: 'Save profile' }).click()
+    await expect
+      .poll(() => form.locator('[data-field="idleTimeout"]').textContent())
+      .toMatch(/expected a duration such as "90s", "30m" or "2h", or "off"/)
+    await page.getByRole('alert').getByRole('button', { name: 'Dismiss' }).click()
+    await form.getByLabel(/^Idle limit/).fill('20m')
     // Issue 18 item 5: a key the daemon refuses (here a target hangar.yaml does not declare) is shown next
     // to its input, not only in a toast.
     await form.getByLabel(/^Target/).fill('mars')
@@ -246,6 +254,8 @@ describe('web UI', () => {
     await form.getByLabel(/Extra CLI flags/).fill('--no-such-flag')
     await form.getByRole('button', { name: 'Save profile' }).click()
     await page.locator('[data-profile="broken"]').waitFor()
+    const saved = await api<{ definition: { idleTimeout?: string } }>('GET', '/api/profiles/broken')
+    expect(saved.json.definition.idleTimeout).toBe('20m')
     // Capabilities drive what the UI promises: OpenClaw prints nothing until it ends, and says so.
     const noStream = page.locator('[data-adapter="openclaw"] .feature-off', { hasText: 'no live stream' })
     expect(await noStream.getAttribute('title')).toMatch(/prints nothing until it finishes/)

@@ -5,7 +5,9 @@ import { endpointForAdapter } from '../../adapters/model-endpoint.js'
 import { loadProfileSkills } from '../../adapters/skills.js'
 import { AppError } from '../../core/errors.js'
 import type { Runtime } from '../../main.js'
+import { parseLimitDuration } from '../../core/duration.js'
 import { executeCliRun } from '../../runs/execute-cli-run.js'
+import { cliTimeoutSeconds, runLimitsFor, startRunLimits } from '../../runs/run-limits.js'
 import { loadUserProfiles, resolveAgent } from '../../runs/resolve-agent.js'
 import { assertResumable, releaseIfOwnerGone } from '../../runs/resume-run.js'
 import { type GlobalOptions, openRuntime } from '../context.js'
@@ -20,6 +22,7 @@ interface RunOptions {
   json?: boolean
   yes?: boolean
   resume?: string
+  timeout?: string
 }
 
 const EXIT_BY_STATUS: Record<string, number> = {
@@ -97,6 +100,7 @@ async function runOnce(
         model: options.model,
         resumeRunId: previous?.id,
         approveSafe: options.yes ?? false,
+        timeout: options.timeout,
       },
       { onDelivered: (envelopes) => envelopes.forEach(printer), signal: controller.signal },
     )
@@ -119,7 +123,10 @@ async function runOnce(
     },
     (envelopes) => envelopes.forEach(printer),
   )
-  const end = await executeCliRun(
+  // `--timeout` replaces the profile's wall clock; a tripped limit cancels as Ctrl-C does (run-limits.ts).
+  const limits = runLimitsFor(agent.profile, options.timeout)
+  const limited = startRunLimits(active, { limits, activity: runtime.runActivity, signal: controller.signal })
+  const running = executeCliRun(
     active,
     {
       agent: agent.name,
@@ -134,6 +141,7 @@ async function runOnce(
       skills,
       isolateHome: agent.profile?.isolateHome ?? false,
       env: io.env,
+      timeoutSeconds: cliTimeoutSeconds(limits),
       target,
       route: runtime.modelProxy.forCliRun({
         userId: owner.id,
@@ -145,12 +153,12 @@ async function runOnce(
       }),
     },
     {
-      supervisor: runtime.supervisor,
-      signal: controller.signal,
+      supervisor: limited.reporting(runtime.supervisor),
+      signal: limited.signal,
       runFilesRoot: path.join(runtime.dataDir, 'runs'),
     },
   )
-  return active.end(end)
+  return active.end(await limited.finish(running))
 }
 
 /**
@@ -194,7 +202,12 @@ export function registerRunCommand(
     .option('--json', 'print one event envelope per line')
     .option('--yes', 'approve safe_* proposals without asking (built-in agent)')
     .option('--resume <runId>', "continue that run's agent session")
+    .option(
+      '--timeout <duration>',
+      "stop the run after this long, e.g. 90s, 30m, 2h or off (default: the profile's timeout, 60m)",
+    )
     .action(async (words: string[], options: RunOptions) => {
+      if (options.timeout !== undefined) parseLimitDuration(options.timeout, '--timeout')
       const prompt = await readPrompt(io, words)
       const runtime = await openRuntime(io, globals())
       try {

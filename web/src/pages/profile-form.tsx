@@ -1,4 +1,5 @@
-// Create or edit a profile made in the UI: adapter, model, skills, feeds, target, budget, auto-approval.
+// Create or edit a profile made in the UI: adapter, model, skills, feeds, target, budget, run limits,
+// auto-approval.
 // The daemon checks it with the same schema and cross-reference checks as hangar.yaml; each problem it
 // names by key path (details.fields) is shown next to that input, the rest under the form.
 import { type FormEvent, useState } from 'react'
@@ -43,6 +44,8 @@ export function ProfileForm({
   const [budgetUsd, setBudgetUsd] = useState(existing?.budget ? String(existing.budget.usd) : '')
   const [budgetWindow, setBudgetWindow] = useState(existing?.budget?.window ?? '1d')
   const [cliArgs, setCliArgs] = useState((existing?.cliArgs ?? []).join('\n'))
+  const [timeout, setTimeoutText] = useState(existing?.timeout ?? '')
+  const [idleTimeout, setIdleTimeout] = useState(existing?.idleTimeout ?? '')
   const [autoApprove, setAutoApprove] = useState<string[]>(existing?.autoApprove ?? [])
   const [feeds, setFeeds] = useState<FeedRow[]>(
     (existing?.feeds ?? []).map((feed) => ({
@@ -67,6 +70,8 @@ export function ProfileForm({
     'cliArgs',
     'budget.usd',
     'budget.window',
+    'timeout',
+    'idleTimeout',
     'autoApprove',
     ...feeds.flatMap((_, index) => ['name', 'source', 'path', 'ttl'].map((key) => `feeds[${index}].${key}`)),
   ])
@@ -87,6 +92,8 @@ export function ProfileForm({
       ...(lines(skills).length > 0 && { skills: lines(skills) }),
       ...(target.trim() && { target: target.trim() }),
       ...(budgetUsd.trim() && { budget: { usd: Number(budgetUsd), window: budgetWindow.trim() } }),
+      ...(timeout.trim() && { timeout: timeout.trim() }),
+      ...(idleTimeout.trim() && { idleTimeout: idleTimeout.trim() }),
       ...(cliArgs.trim() && {
         cliArgs: cliArgs
           .split('\n')
@@ -233,6 +240,33 @@ export function ProfileForm({
             />
           </label>
           {problem('budget.window')}
+        </div>
+        <div className="field">
+          <label>
+            Time limit <span className="muted small">(a run is stopped after this long; default 60m)</span>
+            <input
+              value={timeout}
+              onChange={(event) => setTimeoutText(event.target.value)}
+              {...invalid('timeout')}
+              placeholder="90s, 30m, 2h or off"
+            />
+          </label>
+          {problem('timeout')}
+        </div>
+        <div className="field">
+          <label>
+            Idle limit{' '}
+            <span className="muted small">
+              (stopped after this long without output or model traffic; default 15m)
+            </span>
+            <input
+              value={idleTimeout}
+              onChange={(event) => setIdleTimeout(event.target.value)}
+              {...invalid('idleTimeout')}
+              placeholder="90s, 30m, 2h or off"
+            />
+          </label>
+          {problem('idleTimeout')}
         </div>
       </div>
       <fieldset>
