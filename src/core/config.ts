@@ -10,6 +10,8 @@ import { deriveFeedName } from './feed-names.js'
 import { feedPathProblem } from './feed-paths.js'
 import { WRITE_CLASSIFICATIONS } from './events.js'
 import { KNOWN_PROVIDERS } from './provider-names.js'
+import { permissionIssues } from './permissions.js'
+import { PermissionsSchema } from './permissions-schema.js'
 
 const name = z
   .string()
@@ -84,6 +86,8 @@ export const ProfileSchema = z.strictObject({
   isolateHome: z.boolean().default(false),
   budget: budgetSchema.optional(),
   cliArgs: z.array(z.string()).default([]),
+  /** What the agent may do without asking (src/core/permissions.ts); default mode `workspace`. */
+  permissions: PermissionsSchema.optional(),
 })
 
 const proxySchema = z.strictObject({
@@ -287,6 +291,7 @@ export function profileIssues(
       })
     } else feedIndexByName.set(feedName, index)
   })
+  issues.push(...permissionIssues(profile))
   return issues
 }
 

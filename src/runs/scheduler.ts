@@ -125,6 +125,7 @@ export function createScheduler(options: SchedulerOptions) {
             ? await previousSessionId(userId, run)
             : undefined,
           extraArgs: agent.profile?.cliArgs ?? [],
+          permissions: agent.profile?.permissions,
           skills,
           isolateHome: agent.profile?.isolateHome ?? false,
           env: options.env,
