@@ -270,7 +270,8 @@ export function ProfileForm({
         {adapter !== 'builtin' && (
           <div className="field">
             <label>
-              Allowed tools <span className="muted small">(the CLI's own names, one per line)</span>
+              Allowed tools{' '}
+              <span className="muted small">(the CLI's own tool ids or patterns, one per line)</span>
               <textarea
                 rows={2}
                 value={allowedTools}
