@@ -4,6 +4,7 @@
 import path from 'node:path'
 import { createClaudeStreamParser } from '../parsers/claude-stream.js'
 import {
+  ADAPTER_PERMISSIONS,
   CLAUDE_PERMISSIVE_TOOLS,
   effectivePermissions,
   type PermissionsConfig,
@@ -82,7 +83,8 @@ export const claudeCodeAdapter = {
     resume: true,
     surgicalEdit: true,
     nativeSkillLoading: true,
-    permissionMode: 'strict',
+    // What Hangar can hold it to (src/core/permissions.ts, one table for the mapping and the checks).
+    permissionMode: ADAPTER_PERMISSIONS['claude-code'].enforces,
     contextWindowHint: 200_000,
   },
   skills: { kind: 'native', directory: '.claude/skills' },

@@ -2,7 +2,7 @@
 // sandbox mode (by default writes allowed inside the workspace only), never an approval prompt. An endpoint becomes a `hangar` model provider given as `-c` overrides, its key
 // in an environment variable the provider names (never in argv).
 import path from 'node:path'
-import { effectivePermissions, type PermissionMode } from '../../core/permissions.js'
+import { ADAPTER_PERMISSIONS, effectivePermissions, type PermissionMode } from '../../core/permissions.js'
 import { createCodexStreamParser } from '../parsers/codex-stream.js'
 import {
   ADAPTER_SPECIFICATION_VERSION,
@@ -97,7 +97,8 @@ export const codexAdapter = {
     resume: true,
     surgicalEdit: true,
     nativeSkillLoading: false,
-    permissionMode: 'strict',
+    // What Hangar can hold it to (src/core/permissions.ts, one table for the mapping and the checks).
+    permissionMode: ADAPTER_PERMISSIONS.codex.enforces,
     contextWindowHint: null,
   },
   skills: { kind: 'file', file: 'AGENTS.md' },

@@ -4,7 +4,7 @@
 // COPILOT_PROVIDER_* variables, with COPILOT_OFFLINE so nothing else is contacted.
 import { access } from 'node:fs/promises'
 import path from 'node:path'
-import { effectivePermissions, type PermissionsConfig } from '../../core/permissions.js'
+import { ADAPTER_PERMISSIONS, effectivePermissions, type PermissionsConfig } from '../../core/permissions.js'
 import { createCopilotStreamParser } from '../parsers/copilot-stream.js'
 import {
   ADAPTER_SPECIFICATION_VERSION,
@@ -122,7 +122,8 @@ export const copilotAdapter = {
     resume: true,
     surgicalEdit: true,
     nativeSkillLoading: false,
-    permissionMode: 'strict',
+    // What Hangar can hold it to (src/core/permissions.ts, one table for the mapping and the checks).
+    permissionMode: ADAPTER_PERMISSIONS.copilot.enforces,
     contextWindowHint: null,
   },
   // Copilot reads AGENTS.md as custom instructions; its .github/skills load only in a trusted folder.

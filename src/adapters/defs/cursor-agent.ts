@@ -2,7 +2,7 @@
 // it, so this definition follows Cursor's documentation (print mode, stream-json with partial output,
 // --force, --trust, --workspace, --resume <chatId>) and is tested only against a fake CLI replaying the
 // documented format. It has no base-URL setting, so it always runs on its own login, unproxied.
-import { effectivePermissions, type PermissionMode } from '../../core/permissions.js'
+import { ADAPTER_PERMISSIONS, effectivePermissions, type PermissionMode } from '../../core/permissions.js'
 import { createCursorStreamParser } from '../parsers/cursor-stream.js'
 import { ADAPTER_SPECIFICATION_VERSION, type AdapterDef } from '../types.js'
 import {
@@ -37,7 +37,8 @@ export const cursorAgentAdapter = {
     resume: true,
     surgicalEdit: true,
     nativeSkillLoading: false,
-    permissionMode: 'strict',
+    // What Hangar can hold it to (src/core/permissions.ts, one table for the mapping and the checks).
+    permissionMode: ADAPTER_PERMISSIONS['cursor-agent'].enforces,
     contextWindowHint: null,
   },
   skills: { kind: 'file', file: '.cursorrules' },

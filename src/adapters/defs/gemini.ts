@@ -4,7 +4,7 @@
 // endpoint by GOOGLE_GEMINI_BASE_URL + GEMINI_API_KEY plus `selectedType: gemini-api-key`, which goes in a
 // system settings file of the run so the user's ~/.gemini is never written.
 import path from 'node:path'
-import { effectivePermissions, type PermissionMode } from '../../core/permissions.js'
+import { ADAPTER_PERMISSIONS, effectivePermissions, type PermissionMode } from '../../core/permissions.js'
 import { createGeminiStreamParser } from '../parsers/gemini-stream.js'
 import { ADAPTER_SPECIFICATION_VERSION, type AdapterDef, type AuthState, type LaunchInput } from '../types.js'
 import {
@@ -105,7 +105,8 @@ export const geminiAdapter = {
     resume: true,
     surgicalEdit: true,
     nativeSkillLoading: false,
-    permissionMode: 'strict',
+    // What Hangar can hold it to (src/core/permissions.ts, one table for the mapping and the checks).
+    permissionMode: ADAPTER_PERMISSIONS.gemini.enforces,
     contextWindowHint: 1_048_576,
   },
   skills: { kind: 'file', file: 'GEMINI.md' },

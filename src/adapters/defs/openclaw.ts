@@ -15,7 +15,12 @@
 import { execFile } from 'node:child_process'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { effectivePermissions, type PermissionMode, type PermissionsConfig } from '../../core/permissions.js'
+import {
+  ADAPTER_PERMISSIONS,
+  effectivePermissions,
+  type PermissionMode,
+  type PermissionsConfig,
+} from '../../core/permissions.js'
 import { createOpenclawEnvelopeParser } from '../parsers/openclaw-envelope.js'
 import {
   ADAPTER_SPECIFICATION_VERSION,
@@ -183,7 +188,8 @@ export const openclawAdapter = {
     resume: true,
     surgicalEdit: true,
     nativeSkillLoading: false,
-    permissionMode: 'strict',
+    // What Hangar can hold it to (src/core/permissions.ts, one table for the mapping and the checks).
+    permissionMode: ADAPTER_PERMISSIONS.openclaw.enforces,
     contextWindowHint: null,
   },
   skills: { kind: 'prompt' },

@@ -3,7 +3,7 @@
 // OPENCODE_CONFIG_CONTENT, whose key is read from an environment variable by OpenCode's `{env:…}`
 // substitution, so the key is in neither argv nor the config text.
 import path from 'node:path'
-import { effectivePermissions, type PermissionsConfig } from '../../core/permissions.js'
+import { ADAPTER_PERMISSIONS, effectivePermissions, type PermissionsConfig } from '../../core/permissions.js'
 import { createOpencodeStreamParser } from '../parsers/opencode-stream.js'
 import {
   ADAPTER_SPECIFICATION_VERSION,
@@ -108,7 +108,8 @@ export const opencodeAdapter = {
     resume: true,
     surgicalEdit: true,
     nativeSkillLoading: true,
-    permissionMode: 'strict',
+    // What Hangar can hold it to (src/core/permissions.ts, one table for the mapping and the checks).
+    permissionMode: ADAPTER_PERMISSIONS.opencode.enforces,
     contextWindowHint: null,
   },
   skills: { kind: 'native', directory: '.opencode/skills' },

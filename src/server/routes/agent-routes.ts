@@ -3,7 +3,7 @@
 import type { Hono } from 'hono'
 import type { RuntimeServices } from '../app.js'
 import type { AppVariables } from '../auth-middleware.js'
-import { permissionsInfo } from '../../core/permissions.js'
+import { ADAPTER_PERMISSIONS, permissionsInfo } from '../../core/permissions.js'
 
 /** What GET /api/agents and the MCP tool list_agents answer. */
 export async function describeAgents(
@@ -32,7 +32,7 @@ export async function describeAgents(
           surgicalEdit: true,
           nativeSkillLoading: false,
           // Every write and command is a proposal a person confirms (or autoApprove).
-          permissionMode: 'strict',
+          permissionMode: ADAPTER_PERMISSIONS.builtin.enforces,
           contextWindowHint: null,
         },
         permissions: permissionsInfo('builtin'),
