@@ -22,7 +22,7 @@ function fakeAdapter(id: AdapterDef['id'], binary: string, auth: AuthState = { s
       resume: true,
       surgicalEdit: true,
       nativeSkillLoading: false,
-      permissionMode: true,
+      permissionMode: 'strict',
       contextWindowHint: null,
     },
     skills: { kind: 'prompt' },

@@ -9,6 +9,7 @@ import { access, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/
 import os from 'node:os'
 import path from 'node:path'
 import type { AdapterCapabilities, AdapterDef, AuthState, ResolvedExecutable } from './types.js'
+import { permissionsInfo, type PermissionsInfo } from '../core/permissions.js'
 import { versionInRange } from './version-range.js'
 
 export const DETECTION_TTL_MS = 24 * 60 * 60 * 1000
@@ -41,6 +42,8 @@ export interface DetectedAdapter {
   testedVersions: string
   /** Set when the detected version is outside `testedVersions`. */
   versionWarning: string | null
+  /** The default permission mode and what each mode becomes for this CLI. */
+  permissions: PermissionsInfo
 }
 
 export interface DetectionOptions {
@@ -180,6 +183,7 @@ export async function detectAdapter(
     capabilities: definition.capabilities,
     testedVersions: definition.testedVersions,
     versionWarning: null,
+    permissions: permissionsInfo(definition.id),
   }
   const configDirFound = await stat(path.join(options.home, definition.configDir))
     .then((info) => info.isDirectory())
@@ -279,6 +283,7 @@ function detectOne(definition: AdapterDef, options: DetectionOptions): Promise<D
     problem: `detection failed: ${(error as Error).message}`,
     testedVersions: definition.testedVersions,
     versionWarning: null,
+    permissions: permissionsInfo(definition.id),
   }))
 }
 
@@ -336,9 +341,11 @@ export async function loadDetection(
       age < DETECTION_TTL_MS &&
       cached.adapters.map((adapter) => adapter.id).join(',') === ids
     ) {
-      // The ranges are the running release's, not the cached one's.
+      // The ranges, capabilities and permissions are the running release's, not the cached one's.
       const adapters = cached.adapters.map((adapter, index) => ({
         ...adapter,
+        capabilities: definitions[index]!.capabilities,
+        permissions: permissionsInfo(definitions[index]!.id),
         testedVersions: definitions[index]!.testedVersions,
         versionWarning: versionWarning(definitions[index]!, adapter.version),
       }))

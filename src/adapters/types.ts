@@ -3,6 +3,7 @@
 import type { AdapterCapabilities } from '../core/api-types.js'
 import type { AdapterId } from '../core/adapter-ids.js'
 import type { AgentEvent, UsageTotals } from '../core/events.js'
+import type { PermissionsConfig } from '../core/permissions.js'
 
 export const ADAPTER_SPECIFICATION_VERSION = 'adapter-v1' as const
 
@@ -50,6 +51,8 @@ export interface LaunchInput {
   isolatedHome: boolean
   /** The base environment (already without Hangar's own secrets). */
   env: Readonly<Record<string, string | undefined>>
+  /** The profile's `permissions` (absent = the default mode); each adapter maps them to its flags. */
+  permissions?: PermissionsConfig | undefined
   /** Profile `cliArgs`, passed as they are. */
   extraArgs: readonly string[]
   executable: ResolvedExecutable

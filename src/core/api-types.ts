@@ -1,6 +1,7 @@
 // The JSON the REST API answers with, for the server that writes it and every client that reads it (the
 // web UI imports these; it may import nothing else of ours but src/core). Pure types: no I/O, no schema.
 import type { RunStatus, UsageTotals, WriteClassification } from './events.js'
+import type { PermissionEnforcement } from './permissions.js'
 
 /** What an adapter can do; the web UI shows and hides features by these. */
 export interface AdapterCapabilities {
@@ -12,8 +13,11 @@ export interface AdapterCapabilities {
   surgicalEdit: boolean
   /** Loads skills from a folder in the workspace by itself. */
   nativeSkillLoading: boolean
-  /** Has a permission/approval mode we can set headlessly. */
-  permissionMode: boolean
+  /**
+   * What a profile's `permissions` can hold it to: `strict` (every mode), `permissive` (it cannot be made
+   * read-only) or `none` (no permission setting reaches it). See src/core/permissions.ts.
+   */
+  permissionMode: PermissionEnforcement
   /** Typical context window of its default model, in tokens, when known. */
   contextWindowHint: number | null
 }

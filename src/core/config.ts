@@ -11,6 +11,8 @@ import { deriveFeedName } from './feed-names.js'
 import { feedPathProblem } from './feed-paths.js'
 import { WRITE_CLASSIFICATIONS } from './events.js'
 import { KNOWN_PROVIDERS } from './provider-names.js'
+import { permissionIssues } from './permissions.js'
+import { PermissionsSchema } from './permissions-schema.js'
 
 const name = z
   .string()
@@ -94,6 +96,8 @@ export const ProfileSchema = z.strictObject({
   timeout: runLimit.optional(),
   /** Limit on no agent output and no model request in flight (default 15m). */
   idleTimeout: runLimit.optional(),
+  /** What the agent may do without asking (src/core/permissions.ts); default mode `workspace`. */
+  permissions: PermissionsSchema.optional(),
 })
 
 const proxySchema = z.strictObject({
@@ -297,6 +301,7 @@ export function profileIssues(
       })
     } else feedIndexByName.set(feedName, index)
   })
+  issues.push(...permissionIssues(profile))
   return issues
 }
 

@@ -11,6 +11,7 @@ import { placeSkills } from '../adapters/skills.js'
 import { placementRecordFile } from '../adapters/skill-placements.js'
 import { type ProcessExit, reapProcessGroup, type Supervisor } from '../adapters/supervisor.js'
 import { AppError } from '../core/errors.js'
+import type { PermissionsConfig } from '../core/permissions.js'
 import type {
   AdapterDef,
   LaunchInput,
@@ -38,6 +39,8 @@ export interface CliRunRequest {
   endpoint?: ModelEndpoint | undefined
   resumeSessionId?: string | undefined
   extraArgs?: readonly string[]
+  /** The profile's `permissions`; absent = the default mode. */
+  permissions?: PermissionsConfig | undefined
   skills?: readonly Skill[]
   /** Give the CLI a fresh HOME instead of the user's (tests, or a profile that asks for it). */
   isolateHome?: boolean
@@ -135,6 +138,7 @@ export async function executeCliRun(
       home,
       isolatedHome: request.isolateHome ?? false,
       env: { ...env, HOME: home },
+      permissions: request.permissions,
       extraArgs: request.extraArgs ?? [],
       executable: request.executable,
       timeoutSeconds: request.timeoutSeconds ?? 3600,

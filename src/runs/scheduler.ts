@@ -123,6 +123,7 @@ export function createScheduler(options: SchedulerOptions) {
             ? await sessionToResume(store.forUser(userId).runs, run)
             : undefined,
           extraArgs: agent.profile?.cliArgs ?? [],
+          permissions: agent.profile?.permissions,
           skills,
           isolateHome: agent.profile?.isolateHome ?? false,
           env: options.env,

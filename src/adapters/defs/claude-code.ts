@@ -1,7 +1,14 @@
-// Claude Code (`claude`): `-p` with the prompt on stdin, stream-json with token deltas, edits accepted
-// without asking (the default `-p` mode denies Write). Pointed at an endpoint by ANTHROPIC_BASE_URL.
+// Claude Code (`claude`): `-p` with the prompt on stdin, stream-json with token deltas, the profile's
+// permissions as --permission-mode and tool lists (by default edits are accepted and Bash refused; the
+// default `-p` mode would deny Write). Pointed at an endpoint by ANTHROPIC_BASE_URL.
 import path from 'node:path'
 import { createClaudeStreamParser } from '../parsers/claude-stream.js'
+import {
+  ADAPTER_PERMISSIONS,
+  CLAUDE_PERMISSIVE_TOOLS,
+  effectivePermissions,
+  type PermissionsConfig,
+} from '../../core/permissions.js'
 import { ADAPTER_SPECIFICATION_VERSION, type AdapterDef, type AuthState, type LaunchInput } from '../types.js'
 import {
   childEnvironment,
@@ -15,6 +22,23 @@ import {
 } from './launch-helpers.js'
 
 const SIGN_IN_HINT = 'run `claude` and sign in, or set ANTHROPIC_API_KEY'
+
+/**
+ * strict: dontAsk (whatever would ask is refused: reads only); workspace: acceptEdits (edits in the
+ * working directory, Bash and web refused); permissive: acceptEdits plus Bash and web tools without
+ * asking. Never bypassPermissions: it switches the CLI's own checks off (and is refused as root).
+ */
+export function claudePermissionArgs(permissions: PermissionsConfig | undefined): string[] {
+  const { mode, allowedTools = [], deniedTools = [] } = effectivePermissions(permissions)
+  const allowed = [...new Set([...(mode === 'permissive' ? CLAUDE_PERMISSIVE_TOOLS : []), ...allowedTools])]
+  return [
+    '--permission-mode',
+    mode === 'strict' ? 'dontAsk' : 'acceptEdits',
+    // One comma-separated value: the flags are variadic and would swallow what follows.
+    ...(allowed.length > 0 ? ['--allowed-tools', allowed.join(',')] : []),
+    ...(deniedTools.length > 0 ? ['--disallowed-tools', deniedTools.join(',')] : []),
+  ]
+}
 
 function claudeEnvironment(input: LaunchInput): Record<string, string> {
   const environment = childEnvironment(input)
@@ -59,7 +83,8 @@ export const claudeCodeAdapter = {
     resume: true,
     surgicalEdit: true,
     nativeSkillLoading: true,
-    permissionMode: true,
+    // What Hangar can hold it to (src/core/permissions.ts, one table for the mapping and the checks).
+    permissionMode: ADAPTER_PERMISSIONS['claude-code'].enforces,
     contextWindowHint: 200_000,
   },
   skills: { kind: 'native', directory: '.claude/skills' },
@@ -97,8 +122,7 @@ export const claudeCodeAdapter = {
       // stream-json in print mode refuses to run without --verbose.
       '--verbose',
       '--include-partial-messages',
-      '--permission-mode',
-      'acceptEdits',
+      ...claudePermissionArgs(input.permissions),
       ...optionalFlag('--model', model),
       ...optionalFlag('--resume', input.resumeSessionId),
       ...input.extraArgs,

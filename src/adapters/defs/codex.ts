@@ -1,7 +1,8 @@
-// Codex CLI (`codex exec`): JSONL events, the prompt on stdin (`-`), writes allowed inside the workspace
-// with no approval prompts. An endpoint becomes a `hangar` model provider given as `-c` overrides, its key
+// Codex CLI (`codex exec`): JSONL events, the prompt on stdin (`-`), the profile's permissions as the
+// sandbox mode (by default writes allowed inside the workspace only), never an approval prompt. An endpoint becomes a `hangar` model provider given as `-c` overrides, its key
 // in an environment variable the provider names (never in argv).
 import path from 'node:path'
+import { ADAPTER_PERMISSIONS, effectivePermissions, type PermissionMode } from '../../core/permissions.js'
 import { createCodexStreamParser } from '../parsers/codex-stream.js'
 import {
   ADAPTER_SPECIFICATION_VERSION,
@@ -44,6 +45,16 @@ function providerOverrides(endpoint: ModelEndpoint): string[] {
   ]
 }
 
+/**
+ * Codex reads files through its shell, so even `strict` keeps the shell, confined by the sandbox: read-only,
+ * workspace-write (no network, writes only in the workspace), or none at all for `permissive`.
+ */
+const SANDBOX_BY_MODE: Record<PermissionMode, string> = {
+  strict: 'read-only',
+  workspace: 'workspace-write',
+  permissive: 'danger-full-access',
+}
+
 function codexArgs(input: LaunchInput): string[] {
   const model = input.model ?? input.endpoint?.model
   return [
@@ -59,9 +70,9 @@ function codexArgs(input: LaunchInput): string[] {
     'analytics.enabled=false',
     '-c',
     'check_for_update_on_startup=false',
-    // Without these, exec runs read-only and rejects every write.
+    // `exec resume` takes no -s, so the sandbox is a -c override; nobody can answer an approval prompt.
     '-c',
-    'sandbox_mode="workspace-write"',
+    `sandbox_mode=${tomlString(SANDBOX_BY_MODE[effectivePermissions(input.permissions).mode])}`,
     '-c',
     'approval_policy="never"',
     ...(input.endpoint ? providerOverrides(input.endpoint) : []),
@@ -86,7 +97,8 @@ export const codexAdapter = {
     resume: true,
     surgicalEdit: true,
     nativeSkillLoading: false,
-    permissionMode: true,
+    // What Hangar can hold it to (src/core/permissions.ts, one table for the mapping and the checks).
+    permissionMode: ADAPTER_PERMISSIONS.codex.enforces,
     contextWindowHint: null,
   },
   skills: { kind: 'file', file: 'AGENTS.md' },

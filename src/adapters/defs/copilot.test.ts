@@ -14,7 +14,8 @@ import { copilotAdapter, resolveCopilotExecutable } from './copilot.js'
 const FLAGS = [
   '--output-format',
   'json',
-  '--allow-all-tools',
+  // The default permissions: file writes only; shell commands are refused (issue 18 item 8).
+  '--allow-tool=write',
   '--no-ask-user',
   '--no-auto-update',
   '--disable-client-telemetry',
@@ -22,7 +23,7 @@ const FLAGS = [
 ]
 
 describe('copilotAdapter', () => {
-  it('runs with JSON output, all tools allowed and the prompt on stdin, on its own login without an endpoint', () => {
+  it('runs with JSON output, file writes allowed and the prompt on stdin, on its own login without an endpoint', () => {
     const input = launchInput({ model: 'gpt-5.4' })
     const plan = copilotAdapter.buildLaunch(input)
     // A new session's id is chosen here (from the run dir): an interrupted run has it before any output.

@@ -1,9 +1,10 @@
-// GitHub Copilot CLI (`copilot`): JSONL events, every tool allowed (in prompt mode anything not allowed
-// is denied). We spawn the native binary, never the npm launcher: the launcher runs it with spawnSync and
+// GitHub Copilot CLI (`copilot`): JSONL events, the profile's permissions as --allow-tool/--deny-tool (in
+// prompt mode anything not allowed is denied; by default only file writes are allowed). We spawn the native binary, never the npm launcher: the launcher runs it with spawnSync and
 // does not forward signals, so a SIGTERM orphans the real process. An endpoint is BYOK through the
 // COPILOT_PROVIDER_* variables, with COPILOT_OFFLINE so nothing else is contacted.
 import { access } from 'node:fs/promises'
 import path from 'node:path'
+import { ADAPTER_PERMISSIONS, effectivePermissions, type PermissionsConfig } from '../../core/permissions.js'
 import { createCopilotStreamParser } from '../parsers/copilot-stream.js'
 import {
   ADAPTER_SPECIFICATION_VERSION,
@@ -83,6 +84,22 @@ function providerVariables(endpoint: ModelEndpoint, model: string | undefined): 
   return variables
 }
 
+/**
+ * strict: nothing allowed (reads in the working directory need no permission); workspace: `write` (file
+ * tools; paths stay limited to the working directory); permissive: every tool. Values attached with `=`:
+ * the flags are variadic.
+ */
+export function copilotPermissionArgs(permissions: PermissionsConfig | undefined): string[] {
+  const { mode, allowedTools = [], deniedTools = [] } = effectivePermissions(permissions)
+  const base =
+    mode === 'permissive' ? ['--allow-all-tools'] : mode === 'workspace' ? ['--allow-tool=write'] : []
+  return [
+    ...base,
+    ...allowedTools.map((tool) => `--allow-tool=${tool}`),
+    ...deniedTools.map((tool) => `--deny-tool=${tool}`),
+  ]
+}
+
 function copilotEnvironment(input: LaunchInput): Record<string, string> {
   const environment = childEnvironment(input)
   environment.COPILOT_AUTO_UPDATE = 'false'
@@ -106,7 +123,8 @@ export const copilotAdapter = {
     resume: true,
     surgicalEdit: true,
     nativeSkillLoading: false,
-    permissionMode: true,
+    // What Hangar can hold it to (src/core/permissions.ts, one table for the mapping and the checks).
+    permissionMode: ADAPTER_PERMISSIONS.copilot.enforces,
     contextWindowHint: null,
   },
   // Copilot reads AGENTS.md as custom instructions; its .github/skills load only in a trusted folder.
@@ -140,8 +158,7 @@ export const copilotAdapter = {
     const args = [
       '--output-format',
       'json',
-      // Required in prompt mode: otherwise every tool call is denied (and the exit code stays 0).
-      '--allow-all-tools',
+      ...copilotPermissionArgs(input.permissions),
       '--no-ask-user',
       '--no-auto-update',
       '--disable-client-telemetry',

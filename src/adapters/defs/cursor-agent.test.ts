@@ -43,7 +43,7 @@ async function runFake(
 }
 
 describe('cursorAgentAdapter', () => {
-  it('runs print mode with partial stream-json, forced tools and a trusted workspace, the prompt last', () => {
+  it('runs print mode with partial stream-json, a trusted workspace and no --force by default, the prompt last', () => {
     const input = launchInput({
       model: 'sonnet-4',
       resumeSessionId: 'chat-1',
@@ -55,7 +55,6 @@ describe('cursorAgentAdapter', () => {
       '--output-format',
       'stream-json',
       '--stream-partial-output',
-      '--force',
       '--trust',
       '--workspace',
       input.cwd,

@@ -2,6 +2,7 @@
 // it, so this definition follows Cursor's documentation (print mode, stream-json with partial output,
 // --force, --trust, --workspace, --resume <chatId>) and is tested only against a fake CLI replaying the
 // documented format. It has no base-URL setting, so it always runs on its own login, unproxied.
+import { ADAPTER_PERMISSIONS, effectivePermissions, type PermissionMode } from '../../core/permissions.js'
 import { createCursorStreamParser } from '../parsers/cursor-stream.js'
 import { ADAPTER_SPECIFICATION_VERSION, type AdapterDef } from '../types.js'
 import {
@@ -11,6 +12,16 @@ import {
   spawnCommand,
   optionalFlag,
 } from './launch-helpers.js'
+
+/**
+ * Print mode without --force edits workspace files and refuses whatever needs approval (shell, MCP, web):
+ * that is `workspace`. `--mode ask` is read-only; only `permissive` gets --force (every action runs).
+ */
+const FLAGS_BY_MODE: Record<PermissionMode, string[]> = {
+  strict: ['--mode', 'ask'],
+  workspace: [],
+  permissive: ['--force'],
+}
 
 export const cursorAgentAdapter = {
   specificationVersion: ADAPTER_SPECIFICATION_VERSION,
@@ -26,7 +37,8 @@ export const cursorAgentAdapter = {
     resume: true,
     surgicalEdit: true,
     nativeSkillLoading: false,
-    permissionMode: true,
+    // What Hangar can hold it to (src/core/permissions.ts, one table for the mapping and the checks).
+    permissionMode: ADAPTER_PERMISSIONS['cursor-agent'].enforces,
     contextWindowHint: null,
   },
   skills: { kind: 'file', file: '.cursorrules' },
@@ -48,8 +60,7 @@ export const cursorAgentAdapter = {
       '--output-format',
       'stream-json',
       '--stream-partial-output',
-      // Runs tool calls without asking (rules in .cursor/cli-config.json still deny what they deny).
-      '--force',
+      ...FLAGS_BY_MODE[effectivePermissions(input.permissions).mode],
       // Headless runs otherwise stop at the workspace-trust prompt.
       '--trust',
       '--workspace',

@@ -1,8 +1,10 @@
 // Gemini CLI (`gemini`): headless because stdin is a pipe (the prompt goes there), stream-json events,
-// edit tools allowed (the approval mode decides which tools the model is even offered). Pointed at an
+// the profile's permissions as the approval mode (it decides which tools the model is even offered; by
+// default the edit tools but no shell) and tool lists in the run's settings file. Pointed at an
 // endpoint by GOOGLE_GEMINI_BASE_URL + GEMINI_API_KEY plus `selectedType: gemini-api-key`, which goes in a
 // system settings file of the run so the user's ~/.gemini is never written.
 import path from 'node:path'
+import { ADAPTER_PERMISSIONS, effectivePermissions, type PermissionMode } from '../../core/permissions.js'
 import { createGeminiStreamParser } from '../parsers/gemini-stream.js'
 import { ADAPTER_SPECIFICATION_VERSION, type AdapterDef, type AuthState, type LaunchInput } from '../types.js'
 import {
@@ -31,10 +33,25 @@ function settingsLocation(input: LaunchInput): { file: string; systemScope: bool
   return { file: path.join(input.runDir, GEMINI_SETTINGS_FILE), systemScope: true }
 }
 
+/** Headless: `default` offers no write, shell or web tools; `auto_edit` adds edits; `yolo` everything. */
+const APPROVAL_MODE_BY_MODE: Record<PermissionMode, string> = {
+  strict: 'default',
+  workspace: 'auto_edit',
+  permissive: 'yolo',
+}
+
 function systemSettings(input: LaunchInput): Record<string, unknown> {
   const settings: Record<string, unknown> = {
     privacy: { usageStatisticsEnabled: false },
     general: { disableAutoUpdate: true, disableUpdateNag: true },
+  }
+  const { allowedTools, deniedTools } = effectivePermissions(input.permissions)
+  if (allowedTools !== undefined || deniedTools !== undefined) {
+    // `allowed`: run without confirmation; `exclude`: never offered to the model.
+    settings.tools = {
+      ...(allowedTools !== undefined && { allowed: allowedTools }),
+      ...(deniedTools !== undefined && { exclude: deniedTools }),
+    }
   }
   // With a base URL alone Gemini picks the "gateway" auth type, which headless mode rejects (exit 41).
   if (input.endpoint?.apiKey !== undefined) settings.security = { auth: { selectedType: 'gemini-api-key' } }
@@ -88,7 +105,8 @@ export const geminiAdapter = {
     resume: true,
     surgicalEdit: true,
     nativeSkillLoading: false,
-    permissionMode: true,
+    // What Hangar can hold it to (src/core/permissions.ts, one table for the mapping and the checks).
+    permissionMode: ADAPTER_PERMISSIONS.gemini.enforces,
     contextWindowHint: 1_048_576,
   },
   skills: { kind: 'file', file: 'GEMINI.md' },
@@ -121,7 +139,7 @@ export const geminiAdapter = {
       // An untrusted folder silently forces the approval mode back to "default" (no write tools).
       '--skip-trust',
       '--approval-mode',
-      'auto_edit',
+      APPROVAL_MODE_BY_MODE[effectivePermissions(input.permissions).mode],
       ...optionalFlag('--model', model),
       ...optionalFlag('--resume', input.resumeSessionId),
       ...input.extraArgs,

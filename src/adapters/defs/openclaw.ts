@@ -10,11 +10,17 @@
 // found again.) One state dir per session also keeps concurrent sessions from fighting over its lock.
 //
 // The run's config (`--local` reads OPENCLAW_CONFIG_PATH) sets the workspace to the run's cwd, the
-// defaults `agent exec` would apply (coding tools, files limited to the workspace, full exec, no sandbox,
-// no bootstrap files) and, with an endpoint, a `hangar` provider whose key is substituted from the env.
+// defaults `agent exec` would apply (coding tools, files limited to the workspace, no sandbox, no bootstrap
+// files), the profile's permissions as `tools.deny` (by default no shell or web tools) and, with an endpoint, a `hangar` provider whose key is substituted from the env.
 import { execFile } from 'node:child_process'
 import path from 'node:path'
 import { promisify } from 'node:util'
+import {
+  ADAPTER_PERMISSIONS,
+  effectivePermissions,
+  type PermissionMode,
+  type PermissionsConfig,
+} from '../../core/permissions.js'
 import { createOpenclawEnvelopeParser } from '../parsers/openclaw-envelope.js'
 import {
   ADAPTER_SPECIFICATION_VERSION,
@@ -128,6 +134,20 @@ function providerConfig(endpoint: ModelEndpoint, model: string | undefined): Rec
   }
 }
 
+const SHELL_AND_WEB_TOOLS = ['exec', 'process', 'code_execution', 'web_fetch', 'web_search', 'x_search']
+const DENIED_BY_MODE: Record<PermissionMode, readonly string[]> = {
+  strict: ['write', 'edit', 'apply_patch', ...SHELL_AND_WEB_TOOLS],
+  workspace: SHELL_AND_WEB_TOOLS,
+  permissive: [],
+}
+
+/** OpenClaw's `tools.deny` for a run: the mode's list, less what is allowed, plus what is denied. */
+export function openclawDeniedTools(permissions: PermissionsConfig | undefined): string[] {
+  const { mode, allowedTools = [], deniedTools = [] } = effectivePermissions(permissions)
+  const denied = DENIED_BY_MODE[mode].filter((tool) => !allowedTools.includes(tool))
+  return [...new Set([...denied, ...deniedTools])]
+}
+
 function openclawConfig(input: LaunchInput): Record<string, unknown> {
   const provider = input.endpoint
     ? providerConfig(input.endpoint, input.model ?? input.endpoint.model)
@@ -141,7 +161,12 @@ function openclawConfig(input: LaunchInput): Record<string, unknown> {
         ...(provider ? { model: { primary: provider.primary } } : {}),
       },
     },
-    tools: { profile: 'coding', fs: { workspaceOnly: true }, exec: { mode: 'full' } },
+    tools: {
+      profile: 'coding',
+      fs: { workspaceOnly: true },
+      exec: { mode: 'full' },
+      deny: openclawDeniedTools(input.permissions),
+    },
     update: { checkOnStart: false },
     // Otherwise the log goes to the host-wide /tmp/openclaw/.
     logging: { file: path.join(input.runDir, 'openclaw.log') },
@@ -163,7 +188,8 @@ export const openclawAdapter = {
     resume: true,
     surgicalEdit: true,
     nativeSkillLoading: false,
-    permissionMode: false,
+    // What Hangar can hold it to (src/core/permissions.ts, one table for the mapping and the checks).
+    permissionMode: ADAPTER_PERMISSIONS.openclaw.enforces,
     contextWindowHint: null,
   },
   skills: { kind: 'prompt' },

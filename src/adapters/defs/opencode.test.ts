@@ -18,7 +18,18 @@ describe('opencodeAdapter', () => {
     const plan = opencodeAdapter.buildLaunch(input)
     expect(plan.args).toEqual(['run', '--format', 'json', '--thinking'])
     expect(plan.stdin).toBe(input.prompt)
-    expect(configOf(plan)).toEqual({ autoupdate: false, share: 'disabled' })
+    // The default permissions: edits, no shell or web (issue 18 item 8).
+    expect(configOf(plan)).toEqual({
+      autoupdate: false,
+      share: 'disabled',
+      permission: {
+        edit: 'allow',
+        bash: 'deny',
+        webfetch: 'deny',
+        websearch: 'deny',
+        external_directory: 'deny',
+      },
+    })
     expect(plan.env).toMatchObject({
       OPENCODE_DISABLE_MODELS_FETCH: 'true',
       OPENCODE_DISABLE_AUTOUPDATE: 'true',
@@ -34,6 +45,7 @@ describe('opencodeAdapter', () => {
     expect(configOf(plan)).toEqual({
       autoupdate: false,
       share: 'disabled',
+      permission: expect.objectContaining({ edit: 'allow', bash: 'deny' }),
       provider: {
         hangar: {
           npm: '@ai-sdk/openai-compatible',

@@ -3,6 +3,7 @@
 // OPENCODE_CONFIG_CONTENT, whose key is read from an environment variable by OpenCode's `{env:…}`
 // substitution, so the key is in neither argv nor the config text.
 import path from 'node:path'
+import { ADAPTER_PERMISSIONS, effectivePermissions, type PermissionsConfig } from '../../core/permissions.js'
 import { createOpencodeStreamParser } from '../parsers/opencode-stream.js'
 import {
   ADAPTER_SPECIFICATION_VERSION,
@@ -50,9 +51,32 @@ function providerConfig(endpoint: ModelEndpoint, model: string | undefined): Rec
   }
 }
 
+/** Tools beyond the workspace's files: refused unless the mode is permissive. */
+const OUTSIDE_TOOLS = ['bash', 'webfetch', 'websearch', 'external_directory'] as const
+
+/**
+ * OpenCode's `permission` config (`run` refuses whatever would ask): strict denies edits and the outside
+ * tools, workspace allows edits only, permissive allows everything. Tool lists allow or deny by key.
+ */
+export function opencodePermission(
+  permissions: PermissionsConfig | undefined,
+): string | Record<string, string> {
+  const { mode, allowedTools = [], deniedTools = [] } = effectivePermissions(permissions)
+  const rules: Record<string, string> =
+    mode === 'permissive'
+      ? { '*': 'allow' }
+      : {
+          edit: mode === 'strict' ? 'deny' : 'allow',
+          ...Object.fromEntries(OUTSIDE_TOOLS.map((tool) => [tool, 'deny'])),
+        }
+  for (const tool of allowedTools) rules[tool] = 'allow'
+  for (const tool of deniedTools) rules[tool] = 'deny'
+  return rules
+}
+
 function opencodeConfig(input: LaunchInput): Record<string, unknown> {
   const model = input.model ?? input.endpoint?.model
-  const base = { autoupdate: false, share: 'disabled' }
+  const base = { autoupdate: false, share: 'disabled', permission: opencodePermission(input.permissions) }
   return input.endpoint ? { ...base, ...providerConfig(input.endpoint, model) } : base
 }
 
@@ -84,7 +108,8 @@ export const opencodeAdapter = {
     resume: true,
     surgicalEdit: true,
     nativeSkillLoading: true,
-    permissionMode: true,
+    // What Hangar can hold it to (src/core/permissions.ts, one table for the mapping and the checks).
+    permissionMode: ADAPTER_PERMISSIONS.opencode.enforces,
     contextWindowHint: null,
   },
   skills: { kind: 'native', directory: '.opencode/skills' },

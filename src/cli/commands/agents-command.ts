@@ -1,6 +1,8 @@
 // hangar agents — which agent CLIs are installed, their versions, sign-in state and capabilities.
 import type { Command } from 'commander'
 import { describeDetection } from '../../adapters/detection.js'
+import type { AdapterId } from '../../core/adapter-ids.js'
+import { describeDefaultPermissions } from '../../core/permissions.js'
 import { type GlobalOptions, withRuntime } from '../context.js'
 import { type CliIo, printJson } from '../output.js'
 
@@ -15,7 +17,11 @@ export function registerAgentsCommand(program: Command, io: CliIo, globals: () =
         runtime.detectAgents({ refresh: options.refresh ?? false }),
       )
       if (options.json) return printJson(io, detection.adapters)
-      for (const adapter of detection.adapters) io.stdout.write(`${describeDetection(adapter)}\n`)
+      for (const adapter of detection.adapters) {
+        io.stdout.write(`${describeDetection(adapter)}\n`)
+        // The default is what a profile without `permissions:` gets (issue 18 item 8).
+        io.stdout.write(`    ${describeDefaultPermissions(adapter.id as AdapterId)}\n`)
+      }
       io.stderr.write(
         `(detected ${detection.fromCache ? `${detection.detectedAt.toISOString()}, cached; --refresh to detect again` : 'just now'})\n`,
       )

@@ -138,6 +138,7 @@ async function runOnce(
       endpoint,
       resumeSessionId: previous?.sessionId ?? undefined,
       extraArgs: agent.profile?.cliArgs ?? [],
+      permissions: agent.profile?.permissions,
       skills,
       isolateHome: agent.profile?.isolateHome ?? false,
       env: io.env,

@@ -3,6 +3,7 @@
 import type { Hono } from 'hono'
 import type { RuntimeServices } from '../app.js'
 import type { AppVariables } from '../auth-middleware.js'
+import { ADAPTER_PERMISSIONS, permissionsInfo } from '../../core/permissions.js'
 
 /** What GET /api/agents and the MCP tool list_agents answer. */
 export async function describeAgents(
@@ -30,9 +31,11 @@ export async function describeAgents(
           resume: true,
           surgicalEdit: true,
           nativeSkillLoading: false,
-          permissionMode: true,
+          // Every write and command is a proposal a person confirms (or autoApprove).
+          permissionMode: ADAPTER_PERMISSIONS.builtin.enforces,
           contextWindowHint: null,
         },
+        permissions: permissionsInfo('builtin'),
       },
     ],
     profiles,

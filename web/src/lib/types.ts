@@ -2,6 +2,7 @@
 // nothing of the daemon is bundled); the few shapes core does not hold mirror src/server/routes.
 import type { AdapterCapabilities, Conversation, Run, UsageReport } from '../../../src/core/api-types'
 import type { ProfileConfig } from '../../../src/core/config'
+import type { PermissionsInfo } from '../../../src/core/permissions'
 import type { FieldError } from './field-errors'
 
 export type {
@@ -32,6 +33,8 @@ export interface AdapterInfo {
   /** Set when the detected version is outside `testedVersions`. */
   versionWarning?: string | null
   capabilities: Capabilities
+  /** The default permission mode and what each mode becomes for this CLI. */
+  permissions?: PermissionsInfo
 }
 
 export interface AgentsResponse {

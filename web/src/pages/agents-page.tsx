@@ -73,6 +73,17 @@ function AdapterRow({ adapter }: { adapter: AdapterInfo }) {
             </li>
           ))}
         </ul>
+        {adapter.permissions && (
+          <div
+            className="muted small"
+            data-testid="permission-default"
+            title={adapter.permissions.modes.workspace}
+          >
+            {adapter.id === 'builtin'
+              ? 'permissions: each write is confirmed (autoApprove)'
+              : `permissions: ${adapter.permissions.default} by default (${adapter.permissions.modes[adapter.permissions.default]})`}
+          </div>
+        )}
       </td>
     </tr>
   )

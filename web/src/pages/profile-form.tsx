@@ -1,9 +1,14 @@
 // Create or edit a profile made in the UI: adapter, model, skills, feeds, target, budget, run limits,
-// auto-approval.
+// auto-approval, permissions.
 // The daemon checks it with the same schema and cross-reference checks as hangar.yaml; each problem it
 // names by key path (details.fields) is shown next to that input, the rest under the form.
 import { type FormEvent, useState } from 'react'
 import { WRITE_CLASSIFICATIONS } from '../../../src/core/events'
+import {
+  PERMISSION_MODE_MEANINGS,
+  PERMISSION_MODES,
+  type PermissionMode,
+} from '../../../src/core/permissions'
 import { useToast } from '../components/toasts'
 import { api, ApiError } from '../lib/api'
 import { fieldErrorsByKey, unplacedErrors } from '../lib/field-errors'
@@ -47,6 +52,11 @@ export function ProfileForm({
   const [timeout, setTimeoutText] = useState(existing?.timeout ?? '')
   const [idleTimeout, setIdleTimeout] = useState(existing?.idleTimeout ?? '')
   const [autoApprove, setAutoApprove] = useState<string[]>(existing?.autoApprove ?? [])
+  // '' = no `permissions:` (the adapter's default mode).
+  const [permissionMode, setPermissionMode] = useState<PermissionMode | ''>(existing?.permissions?.mode ?? '')
+  const [allowedTools, setAllowedTools] = useState((existing?.permissions?.allowedTools ?? []).join('\n'))
+  const [deniedTools, setDeniedTools] = useState((existing?.permissions?.deniedTools ?? []).join('\n'))
+  const adapterInfo = adapters.find((item) => item.id === adapter)
   const [feeds, setFeeds] = useState<FeedRow[]>(
     (existing?.feeds ?? []).map((feed) => ({
       name: feed.name ?? '',
@@ -73,6 +83,12 @@ export function ProfileForm({
     'timeout',
     'idleTimeout',
     'autoApprove',
+    'permissions',
+    'permissions.mode',
+    'permissions.allowedTools',
+    'permissions.deniedTools',
+    // A refused extra flag (one that fights the permission flags) is shown under the flags.
+    ...Object.keys(errors).filter((key) => key.startsWith('cliArgs[')),
     ...feeds.flatMap((_, index) => ['name', 'source', 'path', 'ttl'].map((key) => `feeds[${index}].${key}`)),
   ])
   const problem = (key: string) =>
@@ -101,6 +117,14 @@ export function ProfileForm({
           .filter(Boolean),
       }),
       ...(autoApprove.length > 0 && { autoApprove: autoApprove as ProfileDefinition['autoApprove'] }),
+      ...(adapter !== 'builtin' &&
+        (permissionMode || lines(allowedTools).length > 0 || lines(deniedTools).length > 0) && {
+          permissions: {
+            mode: permissionMode || 'workspace',
+            ...(lines(allowedTools).length > 0 && { allowedTools: lines(allowedTools) }),
+            ...(lines(deniedTools).length > 0 && { deniedTools: lines(deniedTools) }),
+          },
+        }),
       ...(feeds.length > 0 && {
         feeds: feeds.map((feed) => ({
           ...(feed.name.trim() && { name: feed.name.trim() }),
@@ -217,6 +241,61 @@ export function ProfileForm({
               <textarea rows={2} value={cliArgs} onChange={(event) => setCliArgs(event.target.value)} />
             </label>
             {problem('cliArgs')}
+            {Object.keys(errors)
+              .filter((key) => key.startsWith('cliArgs['))
+              .map((key) => problem(key))}
+          </div>
+        )}
+        {adapter !== 'builtin' && (
+          <div className="field">
+            <label>
+              Permissions{' '}
+              <span className="muted small">(runs cannot answer prompts: what it may do without asking)</span>
+              <select
+                value={permissionMode}
+                onChange={(event) => setPermissionMode(event.target.value as PermissionMode | '')}
+                {...invalid('permissions.mode')}
+              >
+                <option value="">default (workspace)</option>
+                {PERMISSION_MODES.map((mode) => (
+                  <option key={mode} value={mode}>
+                    {mode}: {PERMISSION_MODE_MEANINGS[mode]}
+                  </option>
+                ))}
+              </select>
+            </label>
+            {adapterInfo?.permissions && (
+              <span className="muted small" data-testid="permission-mapping">
+                {adapterInfo.displayName}: {adapterInfo.permissions.modes[permissionMode || 'workspace']}
+              </span>
+            )}
+            {problem('permissions')}
+            {problem('permissions.mode')}
+          </div>
+        )}
+        {adapter !== 'builtin' && (
+          <div className="field">
+            <label>
+              Allowed tools{' '}
+              <span className="muted small">(the CLI's own tool ids or patterns, one per line)</span>
+              <textarea
+                rows={2}
+                value={allowedTools}
+                onChange={(event) => setAllowedTools(event.target.value)}
+                {...invalid('permissions.allowedTools')}
+              />
+            </label>
+            {problem('permissions.allowedTools')}
+            <label>
+              Denied tools
+              <textarea
+                rows={2}
+                value={deniedTools}
+                onChange={(event) => setDeniedTools(event.target.value)}
+                {...invalid('permissions.deniedTools')}
+              />
+            </label>
+            {problem('permissions.deniedTools')}
           </div>
         )}
         <div className="field">
