@@ -172,7 +172,11 @@ describe('feed-blocks', () => {
       ].join('\n'),
     )
     expect(feeds).toEqual([
-      expect.objectContaining({ name: 'empty', status: 'fresh', bytes: Buffer.byteLength(text.split('\n\n')[0]!) }),
+      expect.objectContaining({
+        name: 'empty',
+        status: 'fresh',
+        bytes: Buffer.byteLength(text.split('\n\n')[0]!),
+      }),
       expect.objectContaining({ name: 'blank', status: 'fresh', truncated: false }),
     ])
   })
