@@ -33,7 +33,7 @@ export interface BuiltinRunnerOptions {
   /** Where a profile's skills paths are resolved from (as for CLI runs). */
   projectDir: string
   /** The LLM proxy the agent's model traffic goes through (absent: straight to the provider). */
-  modelProxy?: Pick<ModelProxy, 'routeBuiltin' | 'closeRun'>
+  modelProxy?: Pick<ModelProxy, 'routeBuiltin' | 'closeRun' | 'builtinFeedsNotDelivered'>
 }
 
 export interface BuiltinStart {
@@ -141,6 +141,10 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
           skills: { strategy: 'prompt' as const, names: loaded.map((skill) => skill.name) },
         }),
       })
+      if (!proxy) {
+        const warning = await options.modelProxy?.builtinFeedsNotDelivered(userId, run.agent, input.profile)
+        if (warning) active.emit(warning)
+      }
       await active.setStatus('running')
       await conversations.update(input.conversationId, { status: 'running' })
       const result = await runAgentLoop({
