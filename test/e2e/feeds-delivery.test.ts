@@ -4,6 +4,7 @@
 // visible `feeds_not_delivered` warning that `hangar run` prints, and the blocks a proxied run gets say more:
 // an empty feed is an explicit "(empty)" block, a stale one states its age, and a source's own `refreshed`
 // frontmatter dates the value. Real Claude Code on the mock model, real `hangar` CLI, SQLite, loopback.
+import { spawn } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -17,7 +18,7 @@ import {
 } from '../fixtures/mock-model-server.js'
 import { createApiClient } from '../helpers/api-client.js'
 import { type FeedProject, startFeedProject } from '../helpers/feed-project.js'
-import { cleanEnv, runHangar } from '../helpers/hangar-cli.js'
+import { cleanEnv, HANGAR_BIN, runHangar, waitForOutput } from '../helpers/hangar-cli.js'
 import { loopbackOnlyEnv, realCliPath, startRefusingProxy, TEST_API_KEY } from '../helpers/real-cli-cases.js'
 
 interface Envelope {
@@ -82,6 +83,10 @@ describe('feeds that cannot be delivered say so (issue 18 item 7)', { timeout: 2
       '  offline:',
       '    adapter: claude-code',
       '    proxy: false',
+      '    feeds: [{ source: ops, path: /api/status, ttl: 60 }]',
+      '  coder:',
+      '    adapter: codex',
+      '    model: gpt-5.5',
       '    feeds: [{ source: ops, path: /api/status, ttl: 60 }]',
       '  watcher:',
       '    adapter: claude-code',
@@ -227,6 +232,46 @@ describe('feeds that cannot be delivered say so (issue 18 item 7)', { timeout: 2
     // What the warning says is true: the model never saw a feed, and no feed was fetched.
     expect(mock.requests.length).toBeGreaterThan(0)
     expect(mock.requests.some((request) => request.rawBody.includes('BEGIN FEED'))).toBe(false)
+    expect(shop.feedHits).toEqual([])
+  })
+
+  it('warns when the CLI runs on its own login, which the proxy cannot carry (Codex without a key)', async () => {
+    shop.feedHits.length = 0
+    // No OpenAI key or endpoint anywhere: Codex would use its ChatGPT login. This HOME has none, so Codex
+    // would retry for minutes: the run is cancelled (Ctrl-C) once the warning is out.
+    const child = spawn(
+      process.execPath,
+      [HANGAR_BIN, 'run', '--agent', 'coder', '--json', 'Say hello. NOTOOL'],
+      {
+        env,
+        cwd: shop.project,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
+    let stdout = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+    })
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
+    try {
+      await waitForOutput(() => stdout, '"feeds_not_delivered"', 60_000)
+    } finally {
+      child.kill('SIGINT')
+    }
+    expect(await exited).toBe(130)
+    const envelopes = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Envelope)
+    expect(envelopes[0]).toMatchObject({ type: 'run-start', adapter: 'codex', proxied: false })
+    expect(envelopes[1]).toMatchObject({
+      type: 'error',
+      code: 'feeds_not_delivered',
+      retryable: false,
+      message: expect.stringMatching(
+        /^feeds not delivered: Codex CLI runs on its own login .*"status".*API key/,
+      ),
+    })
     expect(shop.feedHits).toEqual([])
   })
 
