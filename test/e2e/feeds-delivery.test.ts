@@ -18,7 +18,7 @@ import {
 } from '../fixtures/mock-model-server.js'
 import { createApiClient } from '../helpers/api-client.js'
 import { type FeedProject, startFeedProject } from '../helpers/feed-project.js'
-import { cleanEnv, HANGAR_BIN, runHangar, waitForOutput } from '../helpers/hangar-cli.js'
+import { cleanEnv, HANGAR_BIN, runHangar, startDaemon, waitForOutput } from '../helpers/hangar-cli.js'
 import { loopbackOnlyEnv, realCliPath, startRefusingProxy, TEST_API_KEY } from '../helpers/real-cli-cases.js'
 
 interface Envelope {
@@ -168,6 +168,22 @@ describe('feeds that cannot be delivered say so (issue 18 item 7)', { timeout: 2
       expect(cli.stderr).toMatch(/^warning: proxy: .*proxy: false/m)
       expect(cli.stderr).not.toMatch(/^error:/m)
       expect(cli.stdout).toMatch(/status +ops +60s/)
+    })
+
+    it('loads such a hangar.yaml in `hangar up`, with the warning on its start-up lines', async () => {
+      const daemon = await startDaemon(['--data-dir', path.join(shop.root, 'up-data')], {
+        env,
+        cwd: shop.project,
+        timeoutMs: 60_000,
+      })
+      try {
+        // Its own pipe: the line may come after the URL on stdout.
+        await waitForOutput(daemon.stderr, 'warning: agents.offline.proxy', 30_000)
+        expect(daemon.stderr()).toMatch(/^warning: agents\.offline\.proxy: agent "offline" has 1 feed/m)
+        expect(daemon.stderr()).not.toMatch(/agents\.watcher/)
+      } finally {
+        await daemon.stop()
+      }
     })
 
     it('saves a UI/API profile with feeds and proxy: false (201) and reports the warning with it', async () => {
