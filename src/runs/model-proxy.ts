@@ -285,7 +285,9 @@ export function createModelProxy(options: {
     adapter: UndeliveredFeeds['adapter'],
     cause: UnproxiedCause,
   ): Promise<ErrorEvent | undefined> {
-    const feeds = (await manifestFor(agent, userId)).filter((feed) => feed.refused === undefined)
+    // A lookup that fails costs the warning, never the run.
+    const manifest = await manifestFor(agent, userId).catch(() => [])
+    const feeds = manifest.filter((feed) => feed.refused === undefined)
     return feedsNotDeliveredEvent({ agent, adapter, feeds: feeds.map((feed) => feed.name), cause })
   }
 

@@ -88,6 +88,10 @@ describe('feeds that cannot be delivered say so (issue 18 item 7)', { timeout: 2
       '    adapter: codex',
       '    model: gpt-5.5',
       '    feeds: [{ source: ops, path: /api/status, ttl: 60 }]',
+      '  local:',
+      '    adapter: builtin',
+      '    proxy: false',
+      '    feeds: [{ source: ops, path: /api/status, ttl: 60 }]',
       '  watcher:',
       '    adapter: claude-code',
       '    feeds:',
@@ -249,6 +253,22 @@ describe('feeds that cannot be delivered say so (issue 18 item 7)', { timeout: 2
     expect(mock.requests.length).toBeGreaterThan(0)
     expect(mock.requests.some((request) => request.rawBody.includes('BEGIN FEED'))).toBe(false)
     expect(shop.feedHits).toEqual([])
+  })
+
+  it('warns the same way for the built-in agent with proxy: false', async () => {
+    mock.reset()
+    const { stdout } = await run('local', 'Say hello. NOTOOL', true)
+    const envelopes = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Envelope)
+    expect(envelopes[0]).toMatchObject({ type: 'run-start', adapter: 'builtin', proxied: false })
+    expect(envelopes[1]).toMatchObject({
+      type: 'error',
+      code: 'feeds_not_delivered',
+      message: expect.stringMatching(/agent "local" has proxy: false/),
+    })
+    expect(mock.requests.some((request) => request.rawBody.includes('BEGIN FEED'))).toBe(false)
   })
 
   it('warns when the CLI runs on its own login, which the proxy cannot carry (Codex without a key)', async () => {
