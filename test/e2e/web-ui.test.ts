@@ -280,7 +280,7 @@ describe('web UI', () => {
 
   // Issue 18 item 7: feeds on a profile that bypasses the proxy never reach the model, and nothing said so.
   it('warns in the chat, on the run page and on the Agents page when feeds cannot be delivered', async () => {
-    await startConversation('offline', 'Say hello. NOTOOL')
+    const offlineConversation = await startConversation('offline', 'Say hello. NOTOOL')
     const run = runs(page).first()
     await expect.poll(() => run.getAttribute('data-status'), { timeout: 60_000 }).toBe('succeeded')
     const warning = run.locator('.run-warning[data-code="feeds_not_delivered"]')
@@ -306,6 +306,8 @@ describe('web UI', () => {
       .poll(() => profile.locator('.field-warning').textContent())
       .toMatch(/^Warning: proxy: agent "offline" has 1 feed \(status\) but proxy: false/)
     expect(await profile.getByRole('alert').count()).toBe(0)
+    // The later tests count the conversations of the others.
+    expect((await api('DELETE', `/api/conversations/${offlineConversation}`)).status).toBe(200)
   }, 120_000)
 
   it('cancels a running agent', async () => {
