@@ -1,6 +1,6 @@
 // How `hangar run` shows a run: the agent's text on stdout as it streams, everything else as short
 // lines on stderr; or, with --json, one event envelope per line on stdout.
-import type { EventEnvelope } from '../core/events.js'
+import { type EventEnvelope, isWarningEvent } from '../core/events.js'
 import type { CliIo } from './output.js'
 
 function brief(value: unknown, limit = 80): string {
@@ -60,7 +60,7 @@ export function createRunPrinter(io: CliIo, options: { json: boolean }) {
         )
         break
       case 'error':
-        note(`${envelope.retryable ? 'warning' : 'error'}: ${envelope.message}`)
+        note(`${envelope.retryable || isWarningEvent(envelope) ? 'warning' : 'error'}: ${envelope.message}`)
         break
       case 'raw':
       case 'usage':

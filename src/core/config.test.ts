@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { type ConfigIssue, parseConfig } from './config.js'
+import { type ConfigIssue, parseConfig, profileIssues } from './config.js'
 import { AppError } from './errors.js'
 
 function issuesOf(text: string): ConfigIssue[] {
@@ -305,5 +305,36 @@ describe('config', () => {
     ])
     for (const issue of issues)
       expect(issue.message).toBe('expected a duration such as "90s", "30m" or "2h", or "off"')
+  })
+
+  // Issue 18 item 7: feeds on an unproxied profile never reach the model, and nothing said so.
+  it('warns, without refusing, on an agent with feeds and proxy: false', () => {
+    const config = parseConfig(
+      [
+        'services:',
+        '  ops: { url: "http://127.0.0.1:8080" }',
+        'agents:',
+        '  offline: { adapter: codex, proxy: false, feeds: [{ source: ops, path: /status, ttl: 60 }] }',
+        '  proxied: { adapter: codex, feeds: [{ source: ops, path: /status, ttl: 60 }] }',
+        '  plain: { adapter: codex, proxy: false }',
+      ].join('\n'),
+    )
+    expect(profileIssues('offline', config.agents.offline!, config)).toEqual([
+      {
+        path: ['proxy'],
+        severity: 'warning',
+        message: expect.stringMatching(/^agent "offline" has 1 feed \(status\) but proxy: false/),
+      },
+    ])
+    expect(profileIssues('proxied', config.agents.proxied!, config)).toEqual([])
+    expect(profileIssues('plain', config.agents.plain!, config)).toEqual([])
+    // An error is still an error, and carries no severity.
+    const [unknown] = profileIssues(
+      'offline',
+      { ...config.agents.offline!, target: 'nowhere' },
+      config,
+    ).filter((issue) => issue.path[0] === 'target')
+    expect(unknown).toBeDefined()
+    expect(unknown!.severity).toBeUndefined()
   })
 })

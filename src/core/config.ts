@@ -221,6 +221,8 @@ export function dotted(path: readonly PathSegment[]): string {
 export interface ProfileIssue {
   path: PathSegment[]
   message: string
+  /** A warning is shown wherever issues are, but refuses nothing; without it, the issue is an error. */
+  severity?: 'warning'
 }
 
 /** What a profile is checked against: the parts of the config its names refer to. */
@@ -302,6 +304,16 @@ export function profileIssues(
     } else feedIndexByName.set(feedName, index)
   })
   issues.push(...permissionIssues(profile))
+  // Feeds are injected by the proxy: a profile that bypasses it keeps them away from the model (issue 18.7).
+  if (profile.proxy === false && profile.feeds?.length) {
+    const count = profile.feeds.length
+    const names = profile.feeds.map((feed, index) => deriveFeedName(feed, index)).join(', ')
+    issues.push({
+      path: ['proxy'],
+      severity: 'warning',
+      message: `${noun} "${profileName}" has ${count} feed${count > 1 ? 's' : ''} (${names}) but proxy: false: feeds are injected by Hangar's proxy, so they will not reach the model; remove proxy: false, or the feeds`,
+    })
+  }
   return issues
 }
 
@@ -335,7 +347,8 @@ function crossReferenceIssues(config: HangarConfig): ProfileIssue[] {
   }
   for (const [profileName, profile] of Object.entries(config.agents)) {
     for (const issue of profileIssues(profileName, profile, config))
-      issues.push({ path: ['agents', profileName, ...issue.path], message: issue.message })
+      if (issue.severity !== 'warning')
+        issues.push({ path: ['agents', profileName, ...issue.path], message: issue.message })
   }
   if (config.defaultAgent && !(config.defaultAgent in config.agents) && !isAdapterId(config.defaultAgent)) {
     issues.push({

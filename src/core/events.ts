@@ -112,6 +112,20 @@ export interface ErrorEvent {
   message: string
   retryable: boolean
 }
+/**
+ * `error` codes that report something to know while nothing failed (the run goes on): the CLI and the web
+ * UI show them as warnings, not errors.
+ */
+export const WARNING_ERROR_CODES: readonly string[] = [
+  'agent_warning',
+  'output_unrecognized',
+  'feeds_not_delivered',
+]
+
+export function isWarningEvent(event: Pick<ErrorEvent, 'code'>): boolean {
+  return WARNING_ERROR_CODES.includes(event.code)
+}
+
 export interface RawEvent {
   type: 'raw'
   stream: 'stdout' | 'stderr'

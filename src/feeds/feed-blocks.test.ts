@@ -157,12 +157,44 @@ describe('feed-blocks', () => {
     expect(text).toContain('\nnot --- END FEED: a delimiter\n')
   })
 
-  it('emits no block for empty content but lists the feed with 0 bytes', () => {
-    const { text, feeds } = formatFeedBlocks([fresh('empty', '')], WIDE)
-    expect(text).toBe('')
+  // Issue 18 item 7: an empty feed said nothing at all, so the model could not tell it from a feed never set up.
+  it('gives an empty feed an explicit "(empty)" block', () => {
+    const { text, feeds } = formatFeedBlocks([fresh('empty', ''), fresh('blank', '\n\n')], WIDE)
+    expect(text).toBe(
+      [
+        '--- BEGIN FEED: empty (from market-api, refreshed 2026-11-22T10:00:00Z) ---',
+        '(empty)',
+        '--- END FEED: empty ---',
+        '',
+        '--- BEGIN FEED: blank (from market-api, refreshed 2026-11-22T10:00:00Z) ---',
+        '(empty)',
+        '--- END FEED: blank ---',
+      ].join('\n'),
+    )
     expect(feeds).toEqual([
-      expect.objectContaining({ name: 'empty', status: 'fresh', bytes: 0, truncated: false }),
+      expect.objectContaining({
+        name: 'empty',
+        status: 'fresh',
+        bytes: Buffer.byteLength(text.split('\n\n')[0]!),
+      }),
+      expect.objectContaining({ name: 'blank', status: 'fresh', truncated: false }),
     ])
+  })
+
+  // Issue 18 item 7: "STALE" alone did not say whether the value was a minute or a day old.
+  it.each([
+    [42, 'age 42 s'],
+    [14 * 60 + 59, 'age 14 m'],
+    [3 * 3600 + 5, 'age 3 h'],
+    [3 * 86400, 'age 3 d'],
+  ])('states the age of a stale value (%d s: %s)', (ageSeconds, age) => {
+    const { text } = formatFeedBlocks(
+      [fresh('summary', 'old news', { status: 'stale', reason: 'HTTP 503', ageSeconds })],
+      WIDE,
+    )
+    expect(text.split('\n')[0]).toBe(
+      `--- BEGIN FEED: summary (from market-api, refreshed 2026-11-22T10:00:00Z, ${age}, STALE: HTTP 503) ---`,
+    )
   })
 
   it('gives byte-identical text for the same inputs', () => {

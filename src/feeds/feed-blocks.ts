@@ -1,6 +1,8 @@
 // Turns fetched feeds into the text block the proxy injects next to the final user turn. The text depends
 // only on the results (no clock), so it stays byte-identical while the values are cached and the provider's
-// prompt cache keeps working. Content cannot forge or close a block: delimiter-like lines are indented.
+// prompt cache keeps working (a stale value's age comes with its result). Content cannot forge or close a
+// block: delimiter-like lines are indented. An empty value still gets a block, saying "(empty)", so the
+// model can tell a feed with nothing to say from one that is missing.
 
 import type { FeedResult, FeedStatus } from './feed-fetcher.js'
 
@@ -13,7 +15,7 @@ export interface InjectedFeedSummary {
   name: string
   source: string
   status: FeedStatus | 'skipped'
-  /** Bytes of this feed's block as injected; 0 when skipped or empty. */
+  /** Bytes of this feed's block as injected; 0 when skipped. */
   bytes: number
   truncated: boolean
   /** ISO-8601 UTC to the second. */
@@ -43,7 +45,6 @@ export function formatFeedBlocks(
     if (result.reason !== undefined) summary.reason = result.reason
     feeds.push(summary)
     const block = buildBlock(result, caps.perFeedBytes)
-    if (!block) continue
     const bytes = Buffer.byteLength(block.text)
     if (usedBytes + bytes > caps.totalBytes) {
       summary.status = 'skipped'
@@ -58,10 +59,7 @@ export function formatFeedBlocks(
   return { text: parts.join('\n\n'), feeds }
 }
 
-function buildBlock(
-  result: FeedResult,
-  perFeedBytes: number,
-): { text: string; truncated: boolean } | undefined {
+function buildBlock(result: FeedResult, perFeedBytes: number): { text: string; truncated: boolean } {
   const { name, source } = result.feed
   const end = `--- END FEED: ${name} ---`
   if (result.status === 'unavailable') {
@@ -72,10 +70,12 @@ function buildBlock(
     }
   }
   const content = result.content.replace(/(?:\r?\n)+$/, '')
-  if (content === '') return undefined
   const refreshed = result.refreshedAt ? isoSeconds(result.refreshedAt) : 'unknown'
-  const stale = result.status === 'stale' ? `, STALE: ${oneLine(result.reason ?? 'refresh failed')}` : ''
+  const age = result.ageSeconds === undefined ? '' : `, age ${humanAge(result.ageSeconds)}`
+  const stale =
+    result.status === 'stale' ? `${age}, STALE: ${oneLine(result.reason ?? 'refresh failed')}` : ''
   const header = `--- BEGIN FEED: ${name} (from ${source}, refreshed ${refreshed}${stale}) ---`
+  if (content.trim() === '') return { text: `${header}\n(empty)\n${end}`, truncated: false }
 
   const { kept, keptBytes, truncated } = cutUtf8(content, perFeedBytes)
   const safe = kept.replace(DELIMITER_LIKE_LINE, '  ')
@@ -103,6 +103,14 @@ function fenced(content: string): string {
   const longestRun = Math.max(2, ...[...content.matchAll(/^`{3,}/gm)].map((match) => match[0].length))
   const fence = '`'.repeat(longestRun + 1)
   return `${fence}json\n${content}\n${fence}`
+}
+
+/** Whole seconds as the largest unit that fits, rounded down: `42 s`, `14 m`, `3 h`, `2 d`. */
+function humanAge(seconds: number): string {
+  if (seconds < 60) return `${seconds} s`
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} m`
+  if (seconds < 48 * 3600) return `${Math.floor(seconds / 3600)} h`
+  return `${Math.floor(seconds / 86400)} d`
 }
 
 function oneLine(text: string): string {

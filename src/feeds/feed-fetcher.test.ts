@@ -171,8 +171,9 @@ describe('feed-fetcher', () => {
       refreshedAt: new Date(START),
       reason: 'HTTP 503 Service Unavailable',
     })
+    expect(results[0]?.ageSeconds).toBe(61)
     expect(formatFeedBlocks(results, CAPS).text).toContain(
-      '(from market-api, refreshed 2026-11-22T10:00:00Z, STALE: HTTP 503 Service Unavailable) ---\ngood value\n',
+      '(from market-api, refreshed 2026-11-22T10:00:00Z, age 1 m, STALE: HTTP 503 Service Unavailable) ---\ngood value\n',
     )
     expect(fetcher.state('reviewer', feed)).toEqual({
       status: 'stale',
@@ -181,6 +182,38 @@ describe('feed-fetcher', () => {
       expiresAt: '2026-11-22T10:01:00.000Z',
       reason: 'HTTP 503 Service Unavailable',
     })
+  })
+
+  // Issue 18 item 7: the block said when Hangar fetched a value, not how old the source says its data is.
+  it("takes the source's refreshed frontmatter as the value's time, and ages a stale value from it", async () => {
+    const server = await startFeedServer((_request, response, hit) =>
+      hit === 1
+        ? response.end('---\nttl: 60\nrefreshed: 2026-11-22T09:46:00Z\n---\nledger totals')
+        : response.writeHead(503).end(),
+    )
+    const clock = fakeClock()
+    const fetcher = fetcherWith(clock)
+    const feed = feedAt(server.base, '/ledger', 60)
+    const first = await fetcher.collect([feed], CONTEXT)
+    expect(first[0]).toMatchObject({ status: 'fresh', content: 'ledger totals' })
+    expect(first[0]?.refreshedAt).toEqual(new Date('2026-11-22T09:46:00Z'))
+    expect(formatFeedBlocks(first, CAPS).text).toContain(
+      '--- BEGIN FEED: ledger (from market-api, refreshed 2026-11-22T09:46:00Z) ---\nledger totals\n',
+    )
+    clock.time += 61_000
+    const later = await fetcher.collect([feed], CONTEXT)
+    expect(later[0]).toMatchObject({ status: 'stale', ageSeconds: 15 * 60 + 1 })
+    expect(formatFeedBlocks(later, CAPS).text).toContain(
+      '(from market-api, refreshed 2026-11-22T09:46:00Z, age 15 m, STALE: HTTP 503 Service Unavailable) ---',
+    )
+    // The cache still expires by our fetch time, and the fetch state says when we fetched.
+    expect(fetcher.state('reviewer', feed)).toMatchObject({ lastSuccessAt: '2026-11-22T10:00:00.000Z' })
+  })
+
+  it('keeps the fetch time when the source claims a refresh in the future', async () => {
+    const server = await startFeedServer(text('---\nrefreshed: 2026-11-22T11:00:00Z\n---\nsoon'))
+    const result = await collectOne(fetcherWith(), feedAt(server.base, '/future'))
+    expect(result.refreshedAt).toEqual(new Date(START))
   })
 
   it('resolves with "unavailable" within the timeout when a feed never answers', async () => {
@@ -302,7 +335,7 @@ describe('feed-fetcher', () => {
     expect(blocks).toContain('---\n{"price":1}\n--- END FEED: plain ---')
   })
 
-  it('treats an empty 200 as a good value that yields no block', async () => {
+  it('treats an empty 200 as a good value that yields an "(empty)" block', async () => {
     const server = await startFeedServer(text(''))
     const fetcher = fetcherWith()
     const feed = feedAt(server.base, '/empty')
@@ -314,8 +347,12 @@ describe('feed-fetcher', () => {
       refreshedAt: new Date(START),
     })
     const formatted = formatFeedBlocks(results, CAPS)
-    expect(formatted.text).toBe('')
-    expect(formatted.feeds).toEqual([expect.objectContaining({ name: 'empty', status: 'fresh', bytes: 0 })])
+    expect(formatted.text).toBe(
+      '--- BEGIN FEED: empty (from market-api, refreshed 2026-11-22T10:00:00Z) ---\n(empty)\n--- END FEED: empty ---',
+    )
+    expect(formatted.feeds).toEqual([
+      expect.objectContaining({ name: 'empty', status: 'fresh', bytes: Buffer.byteLength(formatted.text) }),
+    ])
     expect(fetcher.state('reviewer', feed)).toMatchObject({ status: 'fresh' })
   })
 

@@ -20,8 +20,13 @@ export interface FeedResult {
   json: boolean
   /** Byte length of the whole content (after frontmatter); undefined when reading stopped at maxBodyBytes. */
   totalBytes?: number
-  /** Fetch time of the value served; absent when unavailable. */
+  /**
+   * When the value's data was refreshed: the source's own `refreshed` frontmatter when it gives one (never
+   * later than our fetch), else our fetch time. Absent when unavailable.
+   */
   refreshedAt?: Date
+  /** A stale value's age in whole seconds, from `refreshedAt` to when it was served. */
+  ageSeconds?: number
   /** Why the value is stale or unavailable. Never holds a credential. */
   reason?: string
 }
@@ -70,6 +75,8 @@ interface CachedValue {
   json: boolean
   totalBytes: number | undefined
   fetchedAt: number
+  /** The source's refresh time, else `fetchedAt`. */
+  refreshedAt: number
   expiresAt: number
 }
 
@@ -81,8 +88,9 @@ interface CacheEntry {
 }
 
 interface FetchOutcome {
-  value: Omit<CachedValue, 'fetchedAt' | 'expiresAt'>
+  value: Omit<CachedValue, 'fetchedAt' | 'refreshedAt' | 'expiresAt'>
   ttlSeconds?: number
+  sourceRefreshedAt?: Date
 }
 
 export function createFeedFetcher(options: FeedFetcherOptions): FeedFetcher {
@@ -102,7 +110,9 @@ export function createFeedFetcher(options: FeedFetcherOptions): FeedFetcher {
       const outcome = await fetchFeed(feed, context, options, maxBodyBytes)
       const fetchedAt = now()
       const ttlSeconds = outcome.ttlSeconds ?? feed.ttl
-      entry.value = { ...outcome.value, fetchedAt, expiresAt: fetchedAt + ttlSeconds * 1000 }
+      // A source clock ahead of ours must not make a value look newer than our fetch of it.
+      const refreshedAt = Math.min(outcome.sourceRefreshedAt?.getTime() ?? fetchedAt, fetchedAt)
+      entry.value = { ...outcome.value, fetchedAt, refreshedAt, expiresAt: fetchedAt + ttlSeconds * 1000 }
       entry.failure = undefined
     } catch (error) {
       const at = now()
@@ -126,7 +136,10 @@ export function createFeedFetcher(options: FeedFetcherOptions): FeedFetcher {
     const { value, failure } = entry
     // Right after a successful fetch the value is served fresh even if a fake clock has moved past its TTL.
     if (value && (failure === undefined || failure.at < value.fetchedAt)) return served(feed, value, 'fresh')
-    if (value) return { ...served(feed, value, 'stale'), reason: failure?.reason ?? 'refresh failed' }
+    if (value) {
+      const ageSeconds = Math.max(0, Math.floor((now() - value.refreshedAt) / 1000))
+      return { ...served(feed, value, 'stale'), ageSeconds, reason: failure?.reason ?? 'refresh failed' }
+    }
     return unavailable(feed, failure?.reason ?? 'not fetched')
   }
 
@@ -177,7 +190,7 @@ function served(feed: ResolvedFeed, value: CachedValue, status: 'fresh' | 'stale
     status,
     content: value.content,
     json: value.json,
-    refreshedAt: new Date(value.fetchedAt),
+    refreshedAt: new Date(value.refreshedAt),
   }
   if (value.totalBytes !== undefined) result.totalBytes = value.totalBytes
   return result
@@ -221,9 +234,13 @@ async function fetchFeed(
     const mediaType = (response.headers.get('content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase()
     const json = mediaType === 'application/json' || /^[\w.+-]+\/[\w.+-]+\+json$/.test(mediaType)
     const { text, complete } = await readText(response, maxBodyBytes)
-    const { body, ttlSeconds } = splitFrontmatter(text)
+    const { body, ttlSeconds, refreshedAt } = splitFrontmatter(text)
     const value = { content: body, json, totalBytes: complete ? Buffer.byteLength(body) : undefined }
-    return ttlSeconds === undefined ? { value } : { value, ttlSeconds }
+    return {
+      value,
+      ...(ttlSeconds !== undefined && { ttlSeconds }),
+      ...(refreshedAt !== undefined && { sourceRefreshedAt: refreshedAt }),
+    }
   } catch (error) {
     throw withoutSecret(error, credential)
   }

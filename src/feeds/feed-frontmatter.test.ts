@@ -55,4 +55,23 @@ describe('feed-frontmatter', () => {
   it('reads only the frontmatter, not a ttl line in the body', () => {
     expect(splitFrontmatter('---\na: 1\n---\nttl: 60\n')).toEqual({ body: 'ttl: 60\n' })
   })
+
+  // Issue 18 item 7: a source that says when its data was refreshed is believed over our fetch time.
+  it.each([
+    ['2026-11-25T17:00:00Z', '2026-11-25T17:00:00.000Z'],
+    ['"2026-11-25T17:00:00.250Z"', '2026-11-25T17:00:00.250Z'],
+    ['2026-11-25T18:30:00+01:30', '2026-11-25T17:00:00.000Z'],
+    ['2026-11-25 17:00:00Z # from the ledger', '2026-11-25T17:00:00.000Z'],
+  ])('reads refreshed %s as the time of the value', (value, iso) => {
+    const result = splitFrontmatter(`---\nttl: 60\nrefreshed: ${value}\n---\nbody`)
+    expect(result).toEqual({ body: 'body', ttlSeconds: 60, refreshedAt: new Date(iso) })
+  })
+
+  it.each(['yesterday', '2026-11-25T17:00:00', '2026-13-45T99:00:00Z', '1764090000', ''])(
+    'ignores the malformed refreshed "%s" but still strips the block',
+    (value) => {
+      const result = splitFrontmatter(`---\nrefreshed: ${value}\n---\nbody`)
+      expect(result).toEqual({ body: 'body' })
+    },
+  )
 })

@@ -34,7 +34,7 @@ export interface BuiltinRunnerOptions {
   /** Where a profile's skills paths are resolved from (as for CLI runs). */
   projectDir: string
   /** The LLM proxy the agent's model traffic goes through (absent: straight to the provider). */
-  modelProxy?: Pick<ModelProxy, 'routeBuiltin' | 'closeRun'>
+  modelProxy?: Pick<ModelProxy, 'routeBuiltin' | 'closeRun' | 'builtinFeedsNotDelivered'>
   /** Run limits: which runs are watched, and their model requests in flight. */
   activity?: RunActivity
 }
@@ -154,6 +154,10 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
       })
       // The built-in agent's session is its conversation: stored now, as CLI runs store theirs once known.
       await active.setSession(input.conversationId)
+      if (!proxy) {
+        const warning = await options.modelProxy?.builtinFeedsNotDelivered(userId, run.agent, input.profile)
+        if (warning) active.emit(warning)
+      }
       await active.setStatus('running')
       await conversations.update(input.conversationId, { status: 'running' })
       const result = await runAgentLoop({

@@ -154,6 +154,7 @@ export async function executeCliRun(
         skills: { strategy: skills.strategy, names: (request.skills ?? []).map((skill) => skill.name) },
       }),
     })
+    if (route.feedsNotDelivered) active.emit(route.feedsNotDelivered)
     const localPlan = adapter.buildLaunch(input)
     const forward =
       remote && route.proxyOrigin

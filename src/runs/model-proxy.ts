@@ -7,7 +7,7 @@ import path from 'node:path'
 import type { AdapterDef, ModelEndpoint, ModelFamily } from '../adapters/types.js'
 import { type HangarConfig, type ProfileConfig, ProfileSchema } from '../core/config.js'
 import { isAdapterId } from '../core/adapter-ids.js'
-import type { UsageTotals } from '../core/events.js'
+import type { ErrorEvent, UsageTotals } from '../core/events.js'
 import { newId } from '../core/ids.js'
 import type { Logger } from '../core/logger.js'
 import {
@@ -25,6 +25,7 @@ import type { CredentialsService } from '../store/credentials-service.js'
 import type { Store } from '../store/store.js'
 import type { BuiltinProxyRoute } from './builtin-model.js'
 import { budgetStatus } from './budgets.js'
+import { feedsNotDeliveredEvent, type UndeliveredFeeds, type UnproxiedCause } from './feeds-delivery.js'
 import { createProxyUpstreams } from './proxy-upstreams.js'
 import type { RunActivity } from './run-limits.js'
 import type { RunService } from './run-service.js'
@@ -57,6 +58,8 @@ export interface CliModelRoute {
   hideEnv: string[]
   /** The proxy's local origin, which an agent on an SSH target reaches through a reverse tunnel. */
   proxyOrigin?: string
+  /** Unproxied with feeds: the `feeds_not_delivered` warning the run shows after `run-start`. */
+  feedsNotDelivered?: ErrorEvent
 }
 
 /** How executeCliRun opens and closes a run's route (the proxy's, or none). */
@@ -73,7 +76,7 @@ export interface CliRouteInput {
   /** The profile name (or adapter id): tokens, feeds and budgets are per profile. */
   agent: string
   profile: ProfileConfig | null | undefined
-  adapter: Pick<AdapterDef, 'id' | 'endpointFamilies'>
+  adapter: Pick<AdapterDef, 'id' | 'displayName' | 'endpointFamilies'>
   /** The endpoint the CLI would get without the proxy (hangar.yaml or the environment). */
   direct: ModelEndpoint | undefined
   /** On an SSH target: the agent reaches the proxy through a reverse tunnel. */
@@ -248,8 +251,17 @@ export function createModelProxy(options: {
    * endpoint or key for, else Claude Code's own login — or, opted out or unroutable, the direct one.
    */
   async function routeCliRun(input: CliRouteInput): Promise<CliModelRoute> {
-    const unproxied = { endpoint: input.direct, proxied: false, hideEnv: [] }
-    if (baseUrl === undefined || input.profile?.proxy === false) return unproxied
+    const unproxied = async (cause: UnproxiedCause): Promise<CliModelRoute> => {
+      const warning = await undeliveredFeeds(input.userId, input.agent, input.adapter, cause)
+      return {
+        endpoint: input.direct,
+        proxied: false,
+        hideEnv: [],
+        ...(warning && { feedsNotDelivered: warning }),
+      }
+    }
+    if (input.profile?.proxy === false) return unproxied('proxy-off')
+    if (baseUrl === undefined) return unproxied('no-proxy')
     let family = input.direct?.family
     for (const candidate of input.adapter.endpointFamilies) {
       if (family) break
@@ -257,7 +269,7 @@ export function createModelProxy(options: {
     }
     // Claude Code's own login is a bearer token that travels through a base URL as it is.
     if (!family && input.adapter.id === 'claude-code') family = 'anthropic'
-    if (!family) return unproxied
+    if (!family) return unproxied('unroutable')
     const urlFamily = URL_FAMILY[family]
     const upstream = await upstreams.upstreamFor(
       { userId: input.userId, profile: input.agent, runId: input.runId },
@@ -271,6 +283,19 @@ export function createModelProxy(options: {
     for (const provider of Object.values(config.providers))
       if (provider.apiKeyEnv) hideEnv.push(provider.apiKeyEnv)
     return { endpoint, proxied: true, hideEnv, ...(input.remote && { proxyOrigin: new URL(baseUrl).origin }) }
+  }
+
+  /** The warning of an unproxied run whose profile has feeds (those the proxy would have fetched). */
+  async function undeliveredFeeds(
+    userId: string,
+    agent: string,
+    adapter: UndeliveredFeeds['adapter'],
+    cause: UnproxiedCause,
+  ): Promise<ErrorEvent | undefined> {
+    // A lookup that fails costs the warning, never the run.
+    const manifest = await manifestFor(agent, userId).catch(() => [])
+    const feeds = manifest.filter((feed) => feed.refused === undefined)
+    return feedsNotDeliveredEvent({ agent, adapter, feeds: feeds.map((feed) => feed.name), cause })
   }
 
   /** Ends a run's proxy session: its token is revoked; its totals when any request went through the proxy. */
@@ -313,6 +338,13 @@ export function createModelProxy(options: {
       if (baseUrl === undefined || profile?.proxy === false) return undefined
       const endpoints = endpointsFor(await mintForRun(userId, runId, agent))
       return { baseUrlFor: (family) => endpoints[family], apiKey: STAND_IN_KEY }
+    },
+
+    /** The `feeds_not_delivered` warning of a built-in run that routeBuiltin left unproxied. */
+    builtinFeedsNotDelivered(userId: string, agent: string, profile: ProfileConfig | null) {
+      // Never 'unroutable': the built-in agent can always be routed, so the adapter is only named.
+      const cause = profile?.proxy === false ? 'proxy-off' : 'no-proxy'
+      return undeliveredFeeds(userId, agent, { displayName: 'Built-in agent', endpointFamilies: [] }, cause)
     },
 
     /** `hangar env`: a proxy token for a profile, not tied to a run, and the endpoints it opens. */

@@ -13,10 +13,25 @@ import {
 import { AppError } from '../core/errors.js'
 import { allowedText, userProfileFeedRefusals } from '../feeds/index.js'
 
-/** One problem; `path` is a key path inside the definition (`feeds[0].source`), '' for the name. */
+/**
+ * One problem; `path` is a key path inside the definition (`feeds[0].source`), '' for the name. A warning
+ * (`severity: 'warning'`, e.g. feeds with `proxy: false`) is reported with the errors but refuses nothing.
+ */
 export interface ProfileProblem {
   path: string
   message: string
+  severity?: 'warning'
+}
+
+const isError = (problem: ProfileProblem) => problem.severity !== 'warning'
+
+/** The warnings of a hangar.yaml profile (its errors refused the file already). */
+export function configProfileWarnings(name: string, config: HangarConfig): ProfileProblem[] {
+  const profile = config.agents[name]
+  if (!profile) return []
+  return profileIssues(name, profile, config)
+    .filter((issue) => issue.severity === 'warning')
+    .map((issue) => ({ path: dotted(issue.path), message: issue.message, severity: 'warning' as const }))
 }
 
 export type ProfileChecks = Pick<HangarConfig, 'services' | 'targets' | 'providers'>
@@ -27,9 +42,10 @@ export function userProfileProblems(
   definition: ProfileConfig,
   config: ProfileChecks,
 ): ProfileProblem[] {
-  const problems = profileIssues(name, definition, config, 'profile').map((issue) => ({
+  const problems: ProfileProblem[] = profileIssues(name, definition, config, 'profile').map((issue) => ({
     path: dotted(issue.path),
     message: issue.message,
+    ...(issue.severity && { severity: issue.severity }),
   }))
   const seen = new Set(problems.map((problem) => problem.path))
   for (const refusal of userProfileFeedRefusals(name, definition, config.services)) {
@@ -72,7 +88,7 @@ export function assertValidUserProfile(
   config: ProfileChecks,
   prefix = '',
 ): void {
-  const problems = userProfileProblems(name, definition, config)
+  const problems = userProfileProblems(name, definition, config).filter(isError)
   const first = problems[0]
   if (!first) return
   const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''
@@ -104,7 +120,7 @@ export function assertRunnableUserProfile(
   definition: ProfileConfig,
   config: ProfileChecks,
 ): void {
-  const problems = userProfileProblems(name, definition, config)
+  const problems = userProfileProblems(name, definition, config).filter(isError)
   const first = problems[0]
   if (!first) return
   const more =

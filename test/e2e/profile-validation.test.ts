@@ -194,8 +194,8 @@ describe('one validator for every profile (issue 18 item 5)', { timeout: 120_000
       cwd: project,
     })
     expect(cli.code, cli.stderr).toBe(0)
-    expect(cli.stderr).toMatch(/warning: feeds\[0\]\.source: .*unknown source "market"/)
-    expect(cli.stderr).toMatch(/warning: target: unknown target "box"/)
+    expect(cli.stderr).toMatch(/error: feeds\[0\]\.source: .*unknown source "market"/)
+    expect(cli.stderr).toMatch(/error: target: unknown target "box"/)
     expect(cli.stdout).toMatch(/news .*refused: unknown service "market"/)
 
     // A new run is refused, naming the problem.

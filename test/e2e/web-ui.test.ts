@@ -75,6 +75,10 @@ describe('web UI', () => {
         '    adapter: claude-code',
         '    feeds: [{ source: ops, path: /api/v1/status, ttl: 60 }]',
         '    budget: { usd: 5, window: 1d }',
+        '  offline:',
+        '    adapter: claude-code',
+        '    proxy: false',
+        '    feeds: [{ source: ops, path: /api/v1/status, ttl: 60 }]',
       ].join('\n'),
     )
     daemonEnv = cleanEnv({
@@ -282,6 +286,38 @@ describe('web UI', () => {
     expect(await reasoning.locator('.reasoning-text').isVisible()).toBe(false)
     await reasoning.locator('summary').click()
     expect(await reasoning.locator('.reasoning-text').textContent()).toBe('Weighing the options')
+  }, 120_000)
+
+  // Issue 18 item 7: feeds on a profile that bypasses the proxy never reach the model, and nothing said so.
+  it('warns in the chat, on the run page and on the Agents page when feeds cannot be delivered', async () => {
+    const offlineConversation = await startConversation('offline', 'Say hello. NOTOOL')
+    const run = runs(page).first()
+    await expect.poll(() => run.getAttribute('data-status'), { timeout: 60_000 }).toBe('succeeded')
+    const warning = run.locator('.run-warning[data-code="feeds_not_delivered"]')
+    expect(await warning.textContent()).toMatch(
+      /^Warning \(feeds_not_delivered\): feeds not delivered: agent "offline" has proxy: false.*"status"/,
+    )
+    expect(await run.locator('.run-error').count()).toBe(0)
+    await screenshot(page, 'feeds-not-delivered')
+
+    // The run's own page, where the Runs page links runs outside a conversation, shows it the same way.
+    const runId = await run.getAttribute('data-run-id')
+    await page.goto(`${daemon.url}/runs/${runId}`)
+    await expect
+      .poll(() => page.locator('.run-warning[data-code="feeds_not_delivered"]').textContent(), {
+        timeout: 30_000,
+      })
+      .toMatch(/agent "offline" has proxy: false/)
+
+    // The Agents page: the profile's validation warning, told apart from an error (a note, not an alert).
+    await page.getByRole('link', { name: 'Agents' }).click()
+    const profile = page.locator('[data-profile="offline"]')
+    await expect
+      .poll(() => profile.locator('.field-warning').textContent())
+      .toMatch(/^Warning: proxy: agent "offline" has 1 feed \(status\) but proxy: false/)
+    expect(await profile.getByRole('alert').count()).toBe(0)
+    // The later tests count the conversations of the others.
+    expect((await api('DELETE', `/api/conversations/${offlineConversation}`)).status).toBe(200)
   }, 120_000)
 
   it('cancels a running agent', async () => {

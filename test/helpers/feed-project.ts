@@ -1,5 +1,6 @@
 // A scratch git project named "shop" (with a HOME beside it) and a feed service on loopback that answers
-// every path with `<text> (<path>)` and remembers who asked: the setup of the proxy suites with real CLIs.
+// every path with `<text> (<path>)` (or what `respond` says for it) and remembers who asked: the setup of
+// the proxy suites with real CLIs.
 import { execFileSync } from 'node:child_process'
 import { mkdir, rm } from 'node:fs/promises'
 import { createServer, type IncomingHttpHeaders } from 'node:http'
@@ -16,12 +17,24 @@ export interface FeedProject {
   close(): Promise<void>
 }
 
-export async function startFeedProject(name: string, feedText: string): Promise<FeedProject> {
+/** A feed's answer to the `hit`-th request (1-based, counted per path); undefined: the default text. */
+export type FeedResponder = (path: string, hit: number) => { status: number; body: string } | undefined
+
+export async function startFeedProject(
+  name: string,
+  feedText: string,
+  respond?: FeedResponder,
+): Promise<FeedProject> {
   const feedHits: FeedProject['feedHits'] = []
   const server = createServer((req, res) => {
-    feedHits.push({ url: req.url ?? '', headers: req.headers })
-    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
-    res.end(`${feedText} (${req.url})`)
+    const url = req.url ?? ''
+    feedHits.push({ url, headers: req.headers })
+    const answer = respond?.(url, feedHits.filter((hit) => hit.url === url).length) ?? {
+      status: 200,
+      body: `${feedText} (${url})`,
+    }
+    res.writeHead(answer.status, { 'content-type': 'text/plain; charset=utf-8' })
+    res.end(answer.body)
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const root = await privateScratchRoot(name)

@@ -20,6 +20,9 @@ export const AGENT_ERROR_CODES = [
   // The CLI wrote stdout lines its parser does not know (a newer output format?): raised once per run by
   // the run executor, besides the `raw` events that keep the lines.
   'output_unrecognized',
+  // The profile has feeds but the run's model traffic bypasses Hangar's proxy, so they cannot be injected:
+  // raised once per run, at its start (runs/feeds-delivery).
+  'feeds_not_delivered',
 ] as const
 export type AgentErrorCode = (typeof AGENT_ERROR_CODES)[number]
 

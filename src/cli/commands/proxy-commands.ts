@@ -7,6 +7,7 @@ import { parseDuration } from '../../core/duration.js'
 import { AppError } from '../../core/errors.js'
 import type { FeedFetchState, ResolvedFeed } from '../../feeds/index.js'
 import { STAND_IN_KEY } from '../../proxy/forward-upstream.js'
+import { configProfileWarnings, type ProfileProblem } from '../../runs/profile-problems.js'
 import { type GlobalOptions, resolveDataDir, viaDaemonOrStore, withRuntime } from '../context.js'
 import { readDaemonFile } from '../daemon-file.js'
 import { type CliIo, formatTable, printJson, usageError } from '../output.js'
@@ -36,19 +37,25 @@ export function registerProxyCommands(program: Command, io: CliIo, globals: () =
     .action(async (profile: string, options: { json?: boolean }) => {
       const { feeds, issues } = await viaDaemonOrStore<{
         feeds: FeedRow[]
-        issues?: { path: string; message: string }[]
+        issues?: ProfileProblem[]
       }>(
         io,
         globals(),
         { method: 'GET', route: `/api/profiles/${encodeURIComponent(profile)}/feeds` },
         async (runtime) => {
           checkProfile(profile, Object.keys(runtime.config.agents))
-          return { feeds: await runtime.modelProxy.manifestFor(profile) }
+          return {
+            feeds: await runtime.modelProxy.manifestFor(profile),
+            issues: configProfileWarnings(profile, runtime.config),
+          }
         },
       )
-      // A stored profile a later hangar.yaml no longer supports: say what, before the feeds.
+      // What is wrong with the profile (a stored one a later hangar.yaml no longer supports: an error, it
+      // cannot run) or doubtful (feeds with proxy: false: a warning), before the feeds.
       for (const issue of issues ?? [])
-        io.stderr.write(`warning: ${issue.path ? `${issue.path}: ` : ''}${issue.message}\n`)
+        io.stderr.write(
+          `${issue.severity ?? 'error'}: ${issue.path ? `${issue.path}: ` : ''}${issue.message}\n`,
+        )
       if (options.json) return printJson(io, feeds)
       if (feeds.length === 0) {
         io.stderr.write(

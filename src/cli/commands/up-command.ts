@@ -5,6 +5,7 @@ import type { Command } from 'commander'
 import { AppError } from '../../core/errors.js'
 import { describeDetection } from '../../adapters/detection.js'
 import type { Runtime } from '../../main.js'
+import { configProfileWarnings } from '../../runs/profile-problems.js'
 import { type GlobalOptions, openRuntime, resolveDataDir } from '../context.js'
 import {
   type DaemonFile,
@@ -147,6 +148,10 @@ async function serveUntilStopped(
   for (const line of server.exposure ?? []) io.stderr.write(`warning: ${line}\n`)
   if (!runtime.vaultState.vault)
     io.stderr.write(`warning: ${runtime.vaultState.reason}; provider keys cannot be stored.\n`)
+  // hangar.yaml loaded, but some profile will not do what it says (e.g. feeds with proxy: false).
+  for (const name of Object.keys(runtime.config.agents))
+    for (const warning of configProfileWarnings(name, runtime.config))
+      io.stderr.write(`warning: agents.${name}.${warning.path}: ${warning.message}\n`)
   say(`✓ listening on ${server.url}`)
   say(`Sign in: ${loginUrl(server.url, await runtime.auth.createLoginLink(runtime.owner.id))}`)
   say('(the link works once, within 15 minutes; run "hangar login" for another)')

@@ -1,7 +1,8 @@
 // Agent profiles: the ones of hangar.yaml (read-only here: edit the file) and the ones people create in
 // the UI or API (stored per user). A profile name may not be an adapter id; every definition is checked
 // by the same schema and cross-reference checks as hangar.yaml (runs/profile-problems), and a stored one is
-// shown with the problems a later hangar.yaml gave it (`issues`).
+// shown with the problems a later hangar.yaml gave it (`issues`). Warnings (`severity: 'warning'`, e.g.
+// feeds on a profile with `proxy: false`) are in `issues` too, for every profile, and refuse nothing.
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import { isAdapterId } from '../../core/adapter-ids.js'
@@ -10,8 +11,10 @@ import { AppError } from '../../core/errors.js'
 import { assertMayDecide } from '../../runs/action-decider.js'
 import {
   assertValidUserProfile,
+  configProfileWarnings,
   type ProfileProblem,
   storedProfileProblems,
+  userProfileProblems,
 } from '../../runs/profile-problems.js'
 import type { Principal } from '../../store/auth-service.js'
 import type { RuntimeServices, ServerDeps } from '../app.js'
@@ -59,6 +62,7 @@ export function registerProfileRoutes(
         name,
         source: 'config',
         definition,
+        issues: configProfileWarnings(name, runtime.config),
       })),
       ...stored.map((profile) => ({
         name: profile.name,
@@ -79,13 +83,27 @@ export function registerProfileRoutes(
     if (await profiles.get(body.name))
       throw new AppError('conflict', `profile "${body.name}" exists`, { hint: 'PUT to change it' })
     const saved = await profiles.put(body.name, body.definition)
-    return context.json({ name: saved.name, source: 'user', definition: saved.definition }, 201)
+    return context.json(
+      {
+        name: saved.name,
+        source: 'user',
+        definition: saved.definition,
+        issues: userProfileProblems(body.name, body.definition, runtime.config),
+      },
+      201,
+    )
   })
 
   app.get('/api/profiles/:name', async (context) => {
     const name = context.req.param('name')
     const configured = fromConfig(name)
-    if (configured) return context.json({ name, source: 'config', definition: configured, issues: [] })
+    if (configured)
+      return context.json({
+        name,
+        source: 'config',
+        definition: configured,
+        issues: configProfileWarnings(name, runtime.config),
+      })
     const stored = await store.forUser(context.get('principal').user.id).profiles.get(name)
     if (!stored) throw new AppError('not_found', `no profile "${name}"`)
     return context.json({
@@ -105,7 +123,12 @@ export function registerProfileRoutes(
     assertValidUserProfile(name, definition, runtime.config)
     checkAutoApprove(context.get('principal'), definition)
     const saved = await store.forUser(context.get('principal').user.id).profiles.put(name, definition)
-    return context.json({ name, source: 'user', definition: saved.definition })
+    return context.json({
+      name,
+      source: 'user',
+      definition: saved.definition,
+      issues: userProfileProblems(name, definition, runtime.config),
+    })
   })
 
   app.delete('/api/profiles/:name', async (context) => {
@@ -120,7 +143,7 @@ export function registerProfileRoutes(
   // fetch state in this daemon. Service credentials are resolved at fetch time, so none appear here.
   app.get('/api/profiles/:name/feeds', async (context) => {
     const name = context.req.param('name')
-    let issues: ProfileProblem[] = []
+    let issues: ProfileProblem[] = configProfileWarnings(name, runtime.config)
     if (!fromConfig(name) && !isAdapterId(name)) {
       const stored = await store.forUser(context.get('principal').user.id).profiles.get(name)
       if (!stored) throw new AppError('not_found', `no profile "${name}"`)

@@ -1,6 +1,7 @@
 // One run of a conversation as the chat shows it: the person's message, then the agent's text (streaming
 // while it runs), collapsible reasoning and tool calls, file changes with their diffs, proposals waiting for
 // a decision, errors, and the run's usage and cost.
+import { isWarningEvent } from '../../../src/core/events'
 import { ActionCard } from '../components/action-card'
 import { DiffView } from '../components/diff-view'
 import { StatusBadge, isActiveStatus } from '../components/status-badge'
@@ -106,6 +107,13 @@ function ItemView({
       )
     }
     case 'error':
+      // Something to know while nothing failed (feeds not delivered, an unknown output format): a warning.
+      if (isWarningEvent(item))
+        return (
+          <div className="run-warning" role="note" data-code={item.code}>
+            <strong>Warning</strong> ({item.code}): {item.message}
+          </div>
+        )
       return (
         <div className="run-error" role="note">
           <strong>{item.code}</strong>: {item.message}

@@ -5,6 +5,8 @@
 export interface FieldError {
   path: string
   message: string
+  /** A warning refuses nothing (e.g. feeds with proxy: false); shown apart from the errors. */
+  severity?: 'warning'
 }
 
 /** `definition.feeds.0.source` / `definition.feeds[0].source` → `feeds[0].source`; `name` stays. */
@@ -19,6 +21,7 @@ export function formKeyOf(path: string): string {
 export function fieldErrorsByKey(fields: readonly FieldError[] | undefined): Record<string, string> {
   const byKey: Record<string, string> = {}
   for (const field of fields ?? []) {
+    if (field.severity === 'warning') continue
     const key = formKeyOf(field.path)
     byKey[key] = byKey[key] ? `${byKey[key]}; ${field.message}` : field.message
   }

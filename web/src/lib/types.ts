@@ -46,7 +46,10 @@ export interface Profile {
   source: 'config' | 'user'
   definition: ProfileDefinition
   updatedAt?: string
-  /** What the daemon finds wrong with a stored profile now (e.g. a service removed from hangar.yaml). */
+  /**
+   * What the daemon finds wrong with a profile now (e.g. a service removed from hangar.yaml), and its
+   * warnings (`severity: 'warning'`, e.g. feeds with proxy: false), which refuse nothing.
+   */
   issues?: FieldError[]
 }
 

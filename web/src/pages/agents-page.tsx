@@ -179,12 +179,19 @@ export function AgentsPage() {
                 {profile.definition.budget &&
                   ` · budget $${profile.definition.budget.usd}/${profile.definition.budget.window}`}
               </span>
-              {profile.issues?.map((issue) => (
-                <span key={`${issue.path}:${issue.message}`} className="field-error" role="alert">
-                  {issue.path ? `${issue.path}: ` : ''}
-                  {issue.message}
-                </span>
-              ))}
+              {profile.issues?.map((issue) =>
+                issue.severity === 'warning' ? (
+                  <span key={`${issue.path}:${issue.message}`} className="field-warning" role="note">
+                    Warning: {issue.path ? `${issue.path}: ` : ''}
+                    {issue.message}
+                  </span>
+                ) : (
+                  <span key={`${issue.path}:${issue.message}`} className="field-error" role="alert">
+                    {issue.path ? `${issue.path}: ` : ''}
+                    {issue.message}
+                  </span>
+                ),
+              )}
             </span>
             {profile.source === 'config' ? (
               <span className="muted small" title="Edit hangar.yaml to change it">

@@ -432,6 +432,13 @@ export function ProfileForm({
           {message}
         </p>
       ))}
+      {profile?.issues
+        ?.filter((issue) => issue.severity === 'warning')
+        .map((issue) => (
+          <p key={issue.message} className="field-warning" role="note">
+            Warning: {issue.message}
+          </p>
+        ))}
       <div className="row">
         <button type="submit" className="button primary" disabled={saving}>
           {saving ? 'Saving…' : 'Save profile'}
