@@ -7,6 +7,7 @@ import type { Redactor } from '../core/redact.js'
 import type { NewRun, Run } from '../store/repositories/runs-repository.js'
 import type { Store } from '../store/store.js'
 import { createEventWriter, type EventWriter } from './event-writer.js'
+import { createWorkspaceGate } from './workspace-gate.js'
 
 /** Who executes a run: only its owner may mark it interrupted and reap its processes. */
 export interface RunOwner {
@@ -37,6 +38,13 @@ export interface ActiveRun {
   setStatus(status: RunStatus): Promise<void>
   /** Records the agent's process group so a restarted daemon can reap it. */
   setProcess(pid: number): Promise<void>
+  /**
+   * Records what a finalize needs as soon as the workspace was shipped (before the agent starts), with
+   * the finalize pending: a run whose process dies is then still brought back (recovery, or by hand).
+   */
+  recordShipped(sync: unknown): Promise<void>
+  /** Whether run `runId`'s changes are known to be back (a ship may clear the host copy's stale mark). */
+  hostCopySettled(runId: string): Promise<boolean>
   end(end: RunEnd): Promise<Run>
 }
 
@@ -57,6 +65,7 @@ export function createRunService(options: {
   const clock = options.clock ?? systemClock
   // Runs executed by this process, so other parts of it (the proxy's usage) can add events to them.
   const active = new Map<string, ActiveRun>()
+  const gate = createWorkspaceGate(store)
 
   function activate(userId: string, run: Run, onDelivered?: (envelopes: EventEnvelope[]) => void): ActiveRun {
     const runs = store.forUser(userId).runs
@@ -79,6 +88,12 @@ export function createRunService(options: {
       },
       async setProcess(pid) {
         await runs.update(run.id, { agentPgid: pid })
+      },
+      async recordShipped(sync) {
+        await runs.update(run.id, { workspaceSync: sync, workspaceFinalize: 'pending' })
+      },
+      async hostCopySettled(runId) {
+        return (await store.runQueue.statuses([runId])).get(runId)?.finalize === 'ok'
       },
       async end(end) {
         active.delete(run.id)
@@ -163,11 +178,36 @@ export function createRunService(options: {
         afterSeq: await runs.lastEventSeq(runId),
         onDelivered: (envelopes) => options.sink?.(envelopes, { userId, conversationId: run.conversationId }),
       })
+      // Its changes may be on an SSH host only: say how they come back.
+      if (run.workspaceFinalize === 'pending') {
+        writer.write({
+          type: 'error',
+          code: 'workspace_finalize_pending',
+          message: `its workspace's changes are still on the SSH host: they are brought back when its daemon starts again, or with hangar runs finalize ${runId}`,
+          retryable: true,
+        })
+      }
       writer.write({ type: 'run-end', status: 'interrupted', reason })
       await writer.flush()
       await runs.update(runId, { status: 'interrupted', reason, endedAt: clock().toISOString() })
       if (run.conversationId)
         await store.forUser(userId).conversations.update(run.conversationId, { status: 'idle' })
+    },
+    /** Adds events to a run that has ended (a finalize retried later), after what is stored. */
+    async appendEvents(userId: string, runId: string, events: readonly AgentEvent[]): Promise<void> {
+      const runs = store.forUser(userId).runs
+      const run = await runs.get(runId)
+      if (!run) return
+      const writer = createEventWriter({
+        runs,
+        runId,
+        redactor,
+        clock,
+        afterSeq: await runs.lastEventSeq(runId),
+        onDelivered: (envelopes) => options.sink?.(envelopes, { userId, conversationId: run.conversationId }),
+      })
+      for (const event of events) writer.write(event)
+      await writer.flush()
     },
     /** Creates and claims at once: a run executed here and now (`hangar run`). */
     async start(
@@ -175,6 +215,8 @@ export function createRunService(options: {
       input: NewRun,
       onDelivered?: (envelopes: EventEnvelope[]) => void,
     ): Promise<ActiveRun> {
+      // No run starts on a workspace whose host copy holds changes not brought back.
+      await gate.assertOpen(userId, input.cwd)
       const queued = await this.enqueue(userId, input)
       return (await this.claim(userId, queued.id, onDelivered))!
     },

@@ -10,7 +10,7 @@ import type { DetectedAdapter } from '../adapters/detection.js'
 import { endpointForAdapter } from '../adapters/model-endpoint.js'
 import type { AdapterRegistry } from '../adapters/registry.js'
 import { loadProfileSkills } from '../adapters/skills.js'
-import { processAlive, reapProcessGroup, type Supervisor } from '../adapters/supervisor.js'
+import { reapProcessGroup, type Supervisor } from '../adapters/supervisor.js'
 import type { HangarConfig } from '../core/config.js'
 import { isAdapterId } from '../core/adapter-ids.js'
 import { AppError } from '../core/errors.js'
@@ -23,6 +23,8 @@ import type { BuiltinRunner } from './builtin-runs.js'
 import { executeCliRun } from './execute-cli-run.js'
 import { loadUserProfiles, resolveAgent, type UserProfiles } from './resolve-agent.js'
 import type { ActiveRun, RunEnd, RunService } from './run-service.js'
+import { ownerGone } from './run-ownership.js'
+import { createWorkspaceGate } from './workspace-gate.js'
 
 export interface SchedulerOptions {
   store: Store
@@ -64,6 +66,7 @@ const slotKey = (userId: string, slot: Slot) => (slot.perUser ? `${slot.agent}@$
 export function createScheduler(options: SchedulerOptions) {
   const { store, runs, log } = options
   const running = new Map<string, { slot: string; controller: AbortController; done: Promise<void> }>()
+  const gate = createWorkspaceGate(store)
   let scheduling: Promise<void> | undefined
   let again = false
   let stopped = false
@@ -83,6 +86,8 @@ export function createScheduler(options: SchedulerOptions) {
     const run = active.run
     const conversations = store.forUser(userId).conversations
     try {
+      // Queued before its workspace's host copy was left holding another run's changes: refused now.
+      await gate.assertOpen(userId, run.cwd, run.id)
       const { adapters } = await options.detectAgents()
       const agent = resolveAgent(run.agent, {
         config: options.config,
@@ -250,8 +255,7 @@ export function createScheduler(options: SchedulerOptions) {
       let recovered = 0
       for (const run of await store.runQueue.activeOnNode(owner.node)) {
         // Another live process on this host (a `hangar run`, another daemon) still owns it: not ours to touch.
-        if (run.owner.bootId === owner.bootId) continue
-        if (run.owner.pid !== null && run.owner.pid !== owner.pid && processAlive(run.owner.pid)) continue
+        if (!ownerGone(run, owner)) continue
         if (run.agentPgid !== null) await reapProcessGroup(run.agentPgid)
         await runs.interrupt(run.userId, run.id, 'the process that ran it stopped before it finished')
         recovered++
