@@ -6,6 +6,7 @@
 // the run takes the status its agent reached, a `finalize-end` event says so (the event log and
 // GET /api/runs/:id agree), and the runs that depend on it are released; on failure nothing local
 // changed and the run stays retryable.
+import { existsSync } from 'node:fs'
 import { reapProcessGroup } from '../adapters/supervisor.js'
 import { AppError } from '../core/errors.js'
 import type { TerminalRunStatus } from '../core/events.js'
@@ -61,6 +62,15 @@ export function createRunFinalizer(options: {
     }
     const shipped = run.workspaceSync as SyncRecord
     try {
+      if (!existsSync(shipped.localDir)) {
+        throw new AppError(
+          'conflict',
+          `the local workspace ${shipped.localDir} is gone; nothing can be applied`,
+          {
+            hint: `the run's changes are still on target ${shipped.target} under ${shipped.remoteDir}`,
+          },
+        )
+      }
       const connection = options.targets.get(shipped.target)
       // An agent whose daemon died may live on on the host: stopped before its work is taken.
       if (run.status === 'interrupted') {

@@ -109,6 +109,10 @@ export function RunsPage() {
                     </div>
                   ) : run.workspaceFinalize === 'ok' ? (
                     <div className="muted small">finalized</div>
+                  ) : run.workspaceFinalize === 'pending' && !isActiveStatus(run.status) ? (
+                    <div className="bad small" title={run.finalizeReason ?? ''}>
+                      changes still on the host
+                    </div>
                   ) : null}
                 </td>
                 <td>
@@ -132,7 +136,8 @@ export function RunsPage() {
                       Cancel
                     </button>
                   )}
-                  {run.workspaceFinalize === 'failed' && (
+                  {(run.workspaceFinalize === 'failed' ||
+                    (run.workspaceFinalize === 'pending' && !isActiveStatus(run.status))) && (
                     <button
                       type="button"
                       className="button small-button"
