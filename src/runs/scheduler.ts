@@ -24,7 +24,7 @@ import { executeCliRun } from './execute-cli-run.js'
 import { loadUserProfiles, resolveAgent, type UserProfiles } from './resolve-agent.js'
 import type { ActiveRun, RunEnd, RunService } from './run-service.js'
 import { ownerGone } from './run-ownership.js'
-import { createWorkspaceGate } from './workspace-gate.js'
+import { createWorkspaceGate, holderAmong, mayClearItself } from './workspace-gate.js'
 
 export interface SchedulerOptions {
   store: Store
@@ -184,6 +184,7 @@ export function createScheduler(options: SchedulerOptions) {
   async function scheduleOnce(): Promise<void> {
     const queued = await store.runQueue.queued(runs.owner.node)
     const statuses = await store.runQueue.statuses([...new Set(queued.flatMap((run) => run.dependsOn))])
+    const unfinalized = queued.length > 0 ? await store.runQueue.unfinalized() : []
     // Users' own profiles, read once per pass (they may change between passes).
     const profilesOf = new Map<string, Promise<UserProfiles>>()
     const userProfiles = (userId: string) => {
@@ -204,6 +205,10 @@ export function createScheduler(options: SchedulerOptions) {
         continue
       }
       if (!run.dependsOn.every((id) => statuses.get(id)?.status === 'succeeded')) continue
+      // Its workspace's host copy holds another run's changes: it waits while that run is going or its
+      // changes are being brought back; a failed finalize (the user's to retry) fails it at start.
+      const holder = holderAmong(unfinalized, run.cwd, run.id)
+      if (holder && mayClearItself(holder)) continue
       const slot = slotFor(run, options.config, await userProfiles(run.userId))
       const key = slotKey(run.userId, slot)
       // Full here already: no need to ask the store. Otherwise the claim counts the agent's active runs on

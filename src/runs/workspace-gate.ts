@@ -20,18 +20,33 @@ function overlaps(one: string, other: string): boolean {
   return a === b || a.startsWith(b + path.sep) || b.startsWith(a + path.sep)
 }
 
+type HoldingRun = Run & { userId: string }
+
+/** Among `unfinalized` runs, the one that holds `dir` (other than `except`), if any. */
+export function holderAmong(
+  unfinalized: readonly HoldingRun[],
+  dir: string,
+  except?: string,
+): HoldingRun | undefined {
+  return unfinalized.find((run) => {
+    if (run.id === except) return false
+    const sync = (run.workspaceSync ?? {}) as SyncRecord
+    return overlaps(sync.localDir ?? run.cwd, dir)
+  })
+}
+
+/** Whether the holder may still let go by itself: it is running, or recovery brings its changes back. */
+export function mayClearItself(holder: Run): boolean {
+  return ACTIVE.has(holder.status) || holder.workspaceFinalize === 'pending'
+}
+
 export function createWorkspaceGate(store: Pick<Store, 'runQueue'>) {
   /** The run whose unfinalized changes hold `dir` (other than `except`), if any. */
-  async function holder(dir: string, except?: string): Promise<(Run & { userId: string }) | undefined> {
-    const unfinalized = await store.runQueue.unfinalized()
-    return unfinalized.find((run) => {
-      if (run.id === except) return false
-      const sync = (run.workspaceSync ?? {}) as SyncRecord
-      return overlaps(sync.localDir ?? run.cwd, dir)
-    })
+  async function holder(dir: string, except?: string): Promise<HoldingRun | undefined> {
+    return holderAmong(await store.runQueue.unfinalized(), dir, except)
   }
 
-  function refusal(userId: string, dir: string, run: Run & { userId: string }): AppError {
+  function refusal(userId: string, dir: string, run: HoldingRun): AppError {
     const sync = (run.workspaceSync ?? {}) as SyncRecord
     const where = `the host copy of ${sync.localDir ?? run.cwd} on target ${sync.target ?? 'unknown'}`
     if (run.userId !== userId) {
