@@ -137,4 +137,31 @@ describe.each(STORE_ENGINES)('finalize recovery ($name)', (engine) => {
     await a.heartbeat.stop()
     await b.heartbeat.stop()
   })
+
+  it('refuses to finalize a run whose owner is alive, and leaves a failed attempt retryable', async () => {
+    const owner = await store.users.create({ name: 'owner', role: 'owner' })
+    const runs = store.forUser(owner.id).runs
+    const created = await runs.create({ agent: 'remote', adapter: 'claude-code', prompt: 'p', cwd: '/gone' })
+    // Claimed by another live process of this node (sshd's pid stands for it).
+    await runs.claimQueued(created.id, { node: 'node-a', pid: sshd.pid, bootId: 'boot-other' })
+    const shipped = { target: 'box', key: 'k', kind: 'git', localDir: path.join(scratch, 'nowhere') }
+    await runs.update(created.id, { status: 'running', workspaceSync: shipped, workspaceFinalize: 'pending' })
+    const a = nodeOf('node-a', 'boot-a1')
+    await expect(a.finalizeRun(owner.id, created.id)).rejects.toMatchObject({ code: 'conflict' })
+    expect((await runs.get(created.id))?.status).toBe('running')
+
+    // Once it ended, a finalize that cannot apply anything fails, says why, and stays retryable by hand.
+    await runs.update(created.id, { status: 'interrupted' })
+    await expect(a.finalizeRun(owner.id, created.id)).rejects.toThrow(/is gone/)
+    const failed = (await runs.get(created.id))!
+    expect(failed).toMatchObject({ workspaceFinalize: 'failed', status: 'interrupted' })
+    expect(failed.finalizeReason).toContain('is gone')
+    expect((await runs.listEvents(created.id)).at(-1)).toMatchObject({
+      type: 'finalize-end',
+      finalize: 'failed',
+    })
+    // Not recovery's any more (it cannot pass by itself): only the user's.
+    expect(await a.recovery.sweep()).toBe(0)
+    await expect(a.finalizeRun(owner.id, created.id)).rejects.toThrow(/is gone/)
+  })
 })

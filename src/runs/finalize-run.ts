@@ -80,6 +80,9 @@ export function createRunFinalizer(options: {
       }
       await syncBack(connection, shipped)
     } catch (error) {
+      // Another process (a `hangar runs finalize` beside the daemon) brought them back meanwhile.
+      const current = await scope.runs.get(runId)
+      if (current?.workspaceFinalize === 'ok') return current
       const message = error instanceof AppError ? error.message : (error as Error).message
       const retryable = error instanceof AppError ? error.retryable : true
       // A pending finalize that may work later (the host unreachable) stays pending for recovery.
