@@ -289,6 +289,20 @@ describe('SSH runs interrupted by a crash', () => {
     )
     expect(remote.code).not.toBe(0)
     expect(remote.stderr).toContain(`hangar runs finalize ${runId}`)
+    // A Hangar with another store knows nothing of that run: the host copy's own mark refuses its ship.
+    const stranger = await runHangar(
+      [
+        'run',
+        '--agent',
+        'far',
+        '--data-dir',
+        path.join(root, 'other-data'),
+        'Please create a file. FILE=other.txt',
+      ],
+      { env, cwd: project, timeoutMs: 60_000 },
+    )
+    expect(stranger.code).not.toBe(0)
+    expect(`${stranger.stdout}${stranger.stderr}`).toContain(`hangar runs finalize ${runId}`)
     expect(existsSync(path.join(project, 'local.txt'))).toBe(false)
     expect(await readFile(path.join(hostCopy(project), 'inplace.txt'), 'utf8')).toBe(DEFAULT_FILE_CONTENT)
 
