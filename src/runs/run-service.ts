@@ -67,6 +67,19 @@ export function createRunService(options: {
   const active = new Map<string, ActiveRun>()
   const gate = createWorkspaceGate(store)
 
+  /** A writer for a run this process does not execute (it ended, or its owner is gone): after what is stored. */
+  async function writerAfterStored(userId: string, run: Run): Promise<EventWriter> {
+    const runs = store.forUser(userId).runs
+    return createEventWriter({
+      runs,
+      runId: run.id,
+      redactor,
+      clock,
+      afterSeq: await runs.lastEventSeq(run.id),
+      onDelivered: (envelopes) => options.sink?.(envelopes, { userId, conversationId: run.conversationId }),
+    })
+  }
+
   function activate(userId: string, run: Run, onDelivered?: (envelopes: EventEnvelope[]) => void): ActiveRun {
     const runs = store.forUser(userId).runs
     const writer = createEventWriter({
@@ -170,14 +183,7 @@ export function createRunService(options: {
       const runs = store.forUser(userId).runs
       const run = await runs.get(runId)
       if (!run) return
-      const writer = createEventWriter({
-        runs,
-        runId,
-        redactor,
-        clock,
-        afterSeq: await runs.lastEventSeq(runId),
-        onDelivered: (envelopes) => options.sink?.(envelopes, { userId, conversationId: run.conversationId }),
-      })
+      const writer = await writerAfterStored(userId, run)
       // Its changes may be on an SSH host only: say how they come back.
       if (run.workspaceFinalize === 'pending') {
         writer.write({
@@ -195,17 +201,9 @@ export function createRunService(options: {
     },
     /** Adds events to a run that has ended (a finalize retried later), after what is stored. */
     async appendEvents(userId: string, runId: string, events: readonly AgentEvent[]): Promise<void> {
-      const runs = store.forUser(userId).runs
-      const run = await runs.get(runId)
+      const run = await store.forUser(userId).runs.get(runId)
       if (!run) return
-      const writer = createEventWriter({
-        runs,
-        runId,
-        redactor,
-        clock,
-        afterSeq: await runs.lastEventSeq(runId),
-        onDelivered: (envelopes) => options.sink?.(envelopes, { userId, conversationId: run.conversationId }),
-      })
+      const writer = await writerAfterStored(userId, run)
       for (const event of events) writer.write(event)
       await writer.flush()
     },
