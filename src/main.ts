@@ -39,6 +39,7 @@ import { openStore, type Store } from './store/store.js'
 import { createVault } from './store/vault.js'
 import { createSshTargets, type SshTargets } from './workspaces/ssh/ssh-targets.js'
 import { createRunFinalizer, type RunFinalizer } from './runs/finalize-run.js'
+import { createFinalizeRecovery, type FinalizeRecovery } from './runs/finalize-recovery.js'
 import { createModelProxy, type ModelProxy } from './runs/model-proxy.js'
 import { createNodeHeartbeat, type NodeHeartbeat } from './runs/node-heartbeat.js'
 import { VERSION } from './version.js'
@@ -88,6 +89,8 @@ export interface Runtime {
   readonly targets: SshTargets
   /** Retries a run's failed workspace finalize (its changes are still on the SSH target). */
   finalizeRun: RunFinalizer
+  /** Brings back the SSH work of this node's runs that ended without it (started by `hangar up`). */
+  finalizeRecovery: FinalizeRecovery
   /** Conversations' worktrees (or copies) and one-off `--isolate` workspaces under the data dir. */
   readonly workspaces: WorkspaceService
   /** Where runs may work (the allowed roots, never the data dir) and who works in place. */
@@ -354,7 +357,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     clusterSource?.listen((batch) => {
       if (batch.envelopes.some((envelope) => envelope.type === 'run-end')) scheduler.kick()
     })
-    const finalizeRun = createRunFinalizer({ store, targets, onFinalized: () => scheduler.kick() })
+    const finalizeRun = createRunFinalizer({ store, targets, runs, onFinalized: () => scheduler.kick() })
+    const finalizeRecovery = createFinalizeRecovery({
+      store,
+      finalizeRun,
+      node: runs.owner.node,
+      log: log.child({ component: 'finalize-recovery' }),
+    })
     const submitRun = createRunSubmitter({
       store,
       runs,
@@ -392,6 +401,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       scheduler,
       targets,
       finalizeRun,
+      finalizeRecovery,
       workspaces,
       workspacePolicy,
       allowedRoots,

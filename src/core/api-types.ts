@@ -42,7 +42,8 @@ export interface Run {
   sessionId: string | null
   usage: UsageTotals | null
   costUsd: number | null
-  workspaceFinalize: 'ok' | 'failed' | null
+  /** `pending`: shipped to an SSH target and not brought back yet (running, or its process died). */
+  workspaceFinalize: 'ok' | 'failed' | 'pending' | null
   finalizeReason: string | null
   /** The status the agent reached, while a failed finalize holds the run `failed`. */
   agentStatus: RunStatus | null

@@ -140,6 +140,18 @@ export interface RunEndEvent {
   usage?: UsageTotals
 }
 
+/**
+ * A workspace finalize that ended after the run did (`hangar runs finalize`, or start-up recovery of a
+ * run whose process died): the changes came back (`ok`) or not. `status` is the run's status now, so the
+ * log says what GET /api/runs/:id says.
+ */
+export interface FinalizeEndEvent {
+  type: 'finalize-end'
+  finalize: 'ok' | 'failed'
+  status: TerminalRunStatus
+  reason?: string
+}
+
 export type AgentEvent =
   | RunStartEvent
   | TextDeltaEvent
@@ -152,6 +164,7 @@ export type AgentEvent =
   | ErrorEvent
   | RawEvent
   | RunEndEvent
+  | FinalizeEndEvent
 
 export type AgentEventType = AgentEvent['type']
 
@@ -167,6 +180,7 @@ export const AGENT_EVENT_TYPES = [
   'error',
   'raw',
   'run-end',
+  'finalize-end',
 ] as const satisfies readonly AgentEventType[]
 
 /** An event as stored and delivered: `seq` is dense per run, `ts` is ISO-8601 UTC. */

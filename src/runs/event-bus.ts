@@ -284,7 +284,8 @@ function createSubscription(definition: SubscriptionDefinition): Subscription {
           if (!isNew(envelope)) continue
           delivered.set(envelope.runId, envelope.seq)
           yield envelope
-          if (definition.endsWith(envelope)) return end('run-end')
+          // An ended run's replay goes on past its run-end: a finalize retried later logs after it.
+          if (definition.endsWith(envelope) && !definition.replayOnly) return end('run-end')
         }
         position = { runId: last.runId, seq: last.seq }
         if (!restIsBuffered(position.runId)) continue

@@ -113,6 +113,8 @@ export async function executeCliRun(
         ;({ shipped } = await shipWorkspace(request.target, request.cwd, {
           placed: skills.placed,
           branch: (await currentBranch(request.cwd).catch(() => null)) ?? undefined,
+          runId: active.run.id,
+          settled: (runId) => active.hostCopySettled(runId),
         }))
       } catch (error) {
         // Nothing ran and nothing local changed: the run fails with the reason (`hangar run` included).
@@ -120,6 +122,8 @@ export async function executeCliRun(
         active.emit({ type: 'error', code: 'workspace_ship_failed', message, retryable: true })
         return { status: 'failed', reason: message }
       }
+      // Before the agent starts: a run whose process dies from here on is still brought back.
+      await active.recordShipped(shipped)
       const launch = createRemoteLaunch(request.target, shipped, active.run.id, {
         isolateHome: request.isolateHome ?? false,
       })
@@ -189,7 +193,9 @@ export async function executeCliRun(
     } catch (error) {
       const message = `cannot start ${adapter.displayName}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`
       active.emit({ type: 'error', code: 'spawn_failed', message, retryable: false })
-      return { status: 'failed', reason: message }
+      const failed: RunEnd = { status: 'failed', reason: message }
+      // The host copy was marked as this run's: released by the (empty) sync-back.
+      return remote ? await finalizeRemote(active, request.target!, remote.shipped, failed) : failed
     }
     await active.setProcess(processHandle.pid)
     await active.setStatus('running')

@@ -7,6 +7,7 @@ import type { Redactor } from '../core/redact.js'
 import type { NewRun, Run } from '../store/repositories/runs-repository.js'
 import type { Store } from '../store/store.js'
 import { createEventWriter, type EventWriter } from './event-writer.js'
+import { createWorkspaceGate } from './workspace-gate.js'
 
 /** Who executes a run: only its owner may mark it interrupted and reap its processes. */
 export interface RunOwner {
@@ -42,6 +43,13 @@ export interface ActiveRun {
    * afterwards — a crash, a SIGKILLed daemon — can still be resumed.
    */
   setSession(sessionId: string): Promise<void>
+  /**
+   * Records what a finalize needs as soon as the workspace was shipped (before the agent starts), with
+   * the finalize pending: a run whose process dies is then still brought back (recovery, or by hand).
+   */
+  recordShipped(sync: unknown): Promise<void>
+  /** Whether run `runId`'s changes are known to be back (a ship may clear the host copy's stale mark). */
+  hostCopySettled(runId: string): Promise<boolean>
   end(end: RunEnd): Promise<Run>
 }
 
@@ -62,6 +70,20 @@ export function createRunService(options: {
   const clock = options.clock ?? systemClock
   // Runs executed by this process, so other parts of it (the proxy's usage) can add events to them.
   const active = new Map<string, ActiveRun>()
+  const gate = createWorkspaceGate(store)
+
+  /** A writer for a run this process does not execute (it ended, or its owner is gone): after what is stored. */
+  async function writerAfterStored(userId: string, run: Run): Promise<EventWriter> {
+    const runs = store.forUser(userId).runs
+    return createEventWriter({
+      runs,
+      runId: run.id,
+      redactor,
+      clock,
+      afterSeq: await runs.lastEventSeq(run.id),
+      onDelivered: (envelopes) => options.sink?.(envelopes, { userId, conversationId: run.conversationId }),
+    })
+  }
 
   function activate(userId: string, run: Run, onDelivered?: (envelopes: EventEnvelope[]) => void): ActiveRun {
     const runs = store.forUser(userId).runs
@@ -91,6 +113,12 @@ export function createRunService(options: {
         if (sessionId === recordedSession) return
         recordedSession = sessionId
         await runs.update(run.id, { sessionId })
+      },
+      async recordShipped(sync) {
+        await runs.update(run.id, { workspaceSync: sync, workspaceFinalize: 'pending' })
+      },
+      async hostCopySettled(runId) {
+        return (await store.runQueue.statuses([runId])).get(runId)?.finalize === 'ok'
       },
       async end(end) {
         active.delete(run.id)
@@ -168,14 +196,16 @@ export function createRunService(options: {
       const runs = store.forUser(userId).runs
       const run = await runs.get(runId)
       if (!run) return
-      const writer = createEventWriter({
-        runs,
-        runId,
-        redactor,
-        clock,
-        afterSeq: await runs.lastEventSeq(runId),
-        onDelivered: (envelopes) => options.sink?.(envelopes, { userId, conversationId: run.conversationId }),
-      })
+      const writer = await writerAfterStored(userId, run)
+      // Its changes may be on an SSH host only: say how they come back.
+      if (run.workspaceFinalize === 'pending') {
+        writer.write({
+          type: 'error',
+          code: 'workspace_finalize_pending',
+          message: `its workspace's changes are still on the SSH host: they are brought back when its daemon starts again, or with hangar runs finalize ${runId}`,
+          retryable: true,
+        })
+      }
       // The session the run recorded while it went: the run-end says what a resume continues.
       writer.write({
         type: 'run-end',
@@ -188,12 +218,22 @@ export function createRunService(options: {
       if (run.conversationId)
         await store.forUser(userId).conversations.update(run.conversationId, { status: 'idle' })
     },
+    /** Adds events to a run that has ended (a finalize retried later), after what is stored. */
+    async appendEvents(userId: string, runId: string, events: readonly AgentEvent[]): Promise<void> {
+      const run = await store.forUser(userId).runs.get(runId)
+      if (!run) return
+      const writer = await writerAfterStored(userId, run)
+      for (const event of events) writer.write(event)
+      await writer.flush()
+    },
     /** Creates and claims at once: a run executed here and now (`hangar run`). */
     async start(
       userId: string,
       input: NewRun,
       onDelivered?: (envelopes: EventEnvelope[]) => void,
     ): Promise<ActiveRun> {
+      // No run starts on a workspace whose host copy holds changes not brought back.
+      await gate.assertOpen(userId, input.cwd)
       const queued = await this.enqueue(userId, input)
       return (await this.claim(userId, queued.id, onDelivered))!
     },

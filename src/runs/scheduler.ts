@@ -11,7 +11,7 @@ import { endpointForAdapter } from '../adapters/model-endpoint.js'
 import type { AdapterRegistry } from '../adapters/registry.js'
 import { loadProfileSkills } from '../adapters/skills.js'
 import { removeLeftoverPlacements } from '../adapters/skill-placements.js'
-import { processAlive, reapProcessGroup, type Supervisor } from '../adapters/supervisor.js'
+import { reapProcessGroup, type Supervisor } from '../adapters/supervisor.js'
 import type { HangarConfig } from '../core/config.js'
 import { isAdapterId } from '../core/adapter-ids.js'
 import { AppError } from '../core/errors.js'
@@ -26,6 +26,8 @@ import { cliTimeoutSeconds, type RunActivity, runLimitsFor, startRunLimits } fro
 import { loadUserProfiles, resolveAgent, type UserProfiles } from './resolve-agent.js'
 import { sessionToResume } from './resume-run.js'
 import type { ActiveRun, RunEnd, RunService } from './run-service.js'
+import { ownerGone } from './run-ownership.js'
+import { createWorkspaceGate, holderAmong, mayClearItself } from './workspace-gate.js'
 
 export interface SchedulerOptions {
   store: Store
@@ -69,6 +71,7 @@ const slotKey = (userId: string, slot: Slot) => (slot.perUser ? `${slot.agent}@$
 export function createScheduler(options: SchedulerOptions) {
   const { store, runs, log } = options
   const running = new Map<string, { slot: string; controller: AbortController; done: Promise<void> }>()
+  const gate = createWorkspaceGate(store)
   let scheduling: Promise<void> | undefined
   let again = false
   let stopped = false
@@ -78,6 +81,8 @@ export function createScheduler(options: SchedulerOptions) {
     const run = active.run
     const conversations = store.forUser(userId).conversations
     try {
+      // Queued before its workspace's host copy was left holding another run's changes: refused now.
+      await gate.assertOpen(userId, run.cwd, run.id)
       const { adapters } = await options.detectAgents()
       const agent = resolveAgent(run.agent, {
         config: options.config,
@@ -184,6 +189,7 @@ export function createScheduler(options: SchedulerOptions) {
   async function scheduleOnce(): Promise<void> {
     const queued = await store.runQueue.queued(runs.owner.node)
     const statuses = await store.runQueue.statuses([...new Set(queued.flatMap((run) => run.dependsOn))])
+    const unfinalized = queued.length > 0 ? await store.runQueue.unfinalized() : []
     // Users' own profiles, read once per pass (they may change between passes).
     const profilesOf = new Map<string, Promise<UserProfiles>>()
     const userProfiles = (userId: string) => {
@@ -204,6 +210,10 @@ export function createScheduler(options: SchedulerOptions) {
         continue
       }
       if (!run.dependsOn.every((id) => statuses.get(id)?.status === 'succeeded')) continue
+      // Its workspace's host copy holds another run's changes: it waits while that run is going or its
+      // changes are being brought back; a failed finalize (the user's to retry) fails it at start.
+      const holder = holderAmong(unfinalized, run.cwd, run.id)
+      if (holder && mayClearItself(holder)) continue
       const slot = slotFor(run, options.config, await userProfiles(run.userId))
       const key = slotKey(run.userId, slot)
       // Full here already: no need to ask the store. Otherwise the claim counts the agent's active runs on
@@ -255,8 +265,7 @@ export function createScheduler(options: SchedulerOptions) {
       let recovered = 0
       for (const run of await store.runQueue.activeOnNode(owner.node)) {
         // Another live process on this host (a `hangar run`, another daemon) still owns it: not ours to touch.
-        if (run.owner.bootId === owner.bootId) continue
-        if (run.owner.pid !== null && run.owner.pid !== owner.pid && processAlive(run.owner.pid)) continue
+        if (!ownerGone(run, owner)) continue
         if (run.agentPgid !== null) await reapProcessGroup(run.agentPgid)
         await runs.interrupt(run.userId, run.id, 'the process that ran it stopped before it finished')
         recovered++

@@ -21,6 +21,7 @@ import { assertResumable, releaseIfOwnerGone } from './resume-run.js'
 import type { RunService } from './run-service.js'
 import type { Scheduler } from './scheduler.js'
 import type { WorkspacePolicy } from './workspace-policy.js'
+import { createWorkspaceGate } from './workspace-gate.js'
 
 export const submitRunSchema = z.strictObject({
   agent: z.string().min(1).optional(),
@@ -67,6 +68,7 @@ export interface SubmitDeps {
 /** What POST /api/runs and conversation messages share: validation, then a queued run. */
 export function createRunSubmitter(runtime: SubmitDeps) {
   const { store } = runtime
+  const gate = createWorkspaceGate(store)
   async function submitRun(userId: string, submitted: SubmitRunRequest): Promise<Run> {
     const scope = store.forUser(userId)
     const resumed = submitted.resumeRunId ? await resumedRun(userId, submitted) : undefined
@@ -111,18 +113,6 @@ export function createRunSubmitter(runtime: SubmitDeps) {
         throw new AppError('conflict', 'the conversation has a run queued or running', {
           hint: 'wait for it to end or cancel it, then send the message again',
         })
-      }
-      // Its changes are still on the SSH host: a new run would ship the workspace over them.
-      const unfinished = active.find((run) => run.workspaceFinalize === 'failed')
-      if (unfinished) {
-        throw new AppError(
-          'conflict',
-          `run ${unfinished.id} of this conversation could not bring its changes back`,
-          {
-            hint: `retry with hangar runs finalize ${unfinished.id} (POST /api/runs/${unfinished.id}/finalize), then send the message again`,
-            details: { runId: unfinished.id, finalizeReason: unfinished.finalizeReason },
-          },
-        )
       }
     }
     // The workspace is the last check (a worktree moved to another branch is a conflict) and its
@@ -218,6 +208,9 @@ export function createRunSubmitter(runtime: SubmitDeps) {
   ): Promise<Run> {
     const scope = store.forUser(userId)
     const { agent, workspace } = context
+    // The gate is on the directory, whoever ran there: its host copy may hold changes not brought back,
+    // which a new run would ship over (or change locally under the sync-back).
+    await gate.assertOpen(userId, workspace?.cwd ?? context.cwd)
     let conversationId = context.conversationId
     if (conversationId) {
       const conversation = await scope.conversations.get(conversationId)

@@ -210,7 +210,8 @@ const OPERATIONS: Operation[] = [
   {
     method: 'post',
     path: '/api/runs/{id}/finalize',
-    summary: "Retry a run's failed workspace finalize (bring its changes back from the SSH target)",
+    summary:
+      "Bring a run's changes back from its SSH target: a failed finalize, or a pending one (interrupted run)",
   },
   { method: 'get', path: '/api/conversations', summary: 'Conversations (filter: search)' },
   {

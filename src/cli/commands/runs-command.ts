@@ -150,7 +150,7 @@ export function registerRunsCommand(program: Command, io: CliIo, globals: () => 
 
   runs
     .command('finalize')
-    .description("retry a run's failed workspace finalize")
+    .description("bring a run's changes back from its SSH target (a failed finalize, or an interrupted run)")
     .argument('<id>', 'run id')
     .option('--json', 'print the run as JSON')
     .action(async (id: string, options: { json?: boolean }) => {

@@ -161,6 +161,8 @@ async function serveUntilStopped(
   if (orphanWorkspaces > 0) say(`Removed ${orphanWorkspaces} workspace(s) of deleted conversations.`)
   await runtime.heartbeat.start(server.url)
   runtime.scheduler.start()
+  // SSH work a crash left on a host (runs interrupted above, or by another node): brought back now.
+  runtime.finalizeRecovery.start()
   const detection = await runtime.detectAgents()
   for (const adapter of detection.adapters) say(describeDetection(adapter))
   signals.onReload(() => {
@@ -181,6 +183,7 @@ async function serveUntilStopped(
       runtime.log.info('stopping', { signal })
       void (async () => {
         await runtime.scheduler.stop()
+        await runtime.finalizeRecovery.stop()
         await runtime.heartbeat.stop()
         await server.close()
         clearInterval(renewal)

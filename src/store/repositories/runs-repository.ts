@@ -29,7 +29,8 @@ function toRun(row: RunsTable): Run {
     sessionId: row.session_id,
     usage: fromJson<UsageTotals>(row.usage),
     costUsd: row.cost_usd,
-    workspaceFinalize: row.workspace_finalize,
+    // Shipped and not brought back yet (no outcome stored): the run's finalize is pending.
+    workspaceFinalize: row.workspace_finalize ?? (row.workspace_sync !== null ? 'pending' : null),
     finalizeReason: row.finalize_reason,
     agentStatus: row.agent_status as RunStatus | null,
     workspaceSync: fromJson<unknown>(row.workspace_sync),
@@ -61,7 +62,8 @@ export interface RunChanges {
   costUsd?: number | null
   owner?: { node: string | null; pid: number | null; bootId: string | null }
   agentPgid?: number | null
-  workspaceFinalize?: 'ok' | 'failed' | null
+  /** `pending` is stored as no outcome (with `workspaceSync` set): see toRun. */
+  workspaceFinalize?: 'ok' | 'failed' | 'pending' | null
   finalizeReason?: string | null
   agentStatus?: RunStatus | null
   workspaceSync?: unknown
@@ -141,7 +143,9 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
             owner_boot_id: changes.owner.bootId,
           }),
           ...(changes.agentPgid !== undefined && { agent_pgid: changes.agentPgid }),
-          ...(changes.workspaceFinalize !== undefined && { workspace_finalize: changes.workspaceFinalize }),
+          ...(changes.workspaceFinalize !== undefined && {
+            workspace_finalize: changes.workspaceFinalize === 'pending' ? null : changes.workspaceFinalize,
+          }),
           ...(changes.finalizeReason !== undefined && { finalize_reason: changes.finalizeReason }),
           ...(changes.agentStatus !== undefined && { agent_status: changes.agentStatus }),
           ...(changes.workspaceSync !== undefined && {
@@ -304,7 +308,27 @@ export function createRunQueue(context: RepositoryContext) {
         .execute()
       return rows.map((row) => ({ ...toRun(row), userId: row.user_id }))
     },
-    /** Statuses of runs by id (any user: dependencies were checked for ownership when submitted). */
+    /**
+     * Runs (of any user) whose workspace's host copy may hold changes not brought back yet: shipped, and
+     * not finalized. Few at any time: the record is cleared when a finalize succeeds.
+     */
+    async unfinalized(): Promise<(Run & { userId: string })[]> {
+      const rows = await db.selectFrom('runs').selectAll().where('workspace_sync', 'is not', null).execute()
+      return rows.map((row) => ({ ...toRun(row), userId: row.user_id }))
+    },
+    /** Ended runs `node` ran whose finalize is still pending (their daemon died): start-up recovery's. */
+    async pendingFinalizeOn(node: string): Promise<(Run & { userId: string })[]> {
+      const rows = await db
+        .selectFrom('runs')
+        .selectAll()
+        .where('owner_node', '=', node)
+        .where('workspace_sync', 'is not', null)
+        .where('workspace_finalize', 'is', null)
+        .where('status', 'not in', ['queued', 'preparing', 'running', 'finalizing'])
+        .orderBy('id')
+        .execute()
+      return rows.map((row) => ({ ...toRun(row), userId: row.user_id }))
+    },
     /** Status and finalize state of each run (dependency gating). */
     async statuses(
       ids: readonly string[],

@@ -183,6 +183,9 @@ export function createSshConnection(
       })
     },
 
+    /** The AppError saying that `what` failed where, for a result a caller inspected itself. */
+    failure: describeFailure,
+
     /** Like run, but a non-zero exit is an AppError saying what failed where. */
     async check(what: string, remoteCommand: string, io: SshIo = {}): Promise<SshResult> {
       const result = await this.run(remoteCommand, io)

@@ -8,6 +8,11 @@
 // with `refs/hangar/<key>/base` marking what each workspace was last synced at — the base of the next
 // incremental bundle), `workspaces/<key>` (a worktree of the cache, or a plain directory for copies),
 // `runs/<run>` (launch files) and `tmp`. Nothing here adds or uses a git remote: bundles are files.
+//
+// `workspaces/<key>.unfinalized` holds the id of the run whose changes the host copy holds and that were
+// not brought back yet: written by a ship, removed once that run's changes are back (RELEASE). A ship
+// never overwrites a host copy under another run's mark — that copy may hold the only copy of an agent's
+// work (its daemon died before the sync-back).
 
 /**
  * pack MODE DIR OUT KIND [BASE…] — MODE is `full` (bundle + tars), `overlay` (tars only: a local backup)
@@ -51,16 +56,32 @@ ROOT=$(cd "$ROOT" && pwd -P)
 /** Local: `sh -c PACK_LOCAL sh MODE DIR OUT KIND BASE…`. */
 export const PACK_LOCAL = `set -eu\n${PACK}\npack "$@"\n`
 
-/** Remote: the bases it holds, one commit per line (the next bundle leaves them out). */
+/**
+ * Remote: `ROOT [KEY]` — the bases it holds, one commit per line (the next bundle leaves them out); with
+ * KEY, first a line `mark <run>` when that workspace's host copy holds a run's unfinalized changes.
+ */
 export const LIST_BASES = String.raw`set -eu
 ${ROOT}
+if [ $# -ge 2 ] && [ -f "$ROOT/workspaces/$2.unfinalized" ]; then printf 'mark %s\n' "$(cat "$ROOT/workspaces/$2.unfinalized")"; fi
 if [ -d "$ROOT/cache.git" ]; then git -C "$ROOT/cache.git" for-each-ref --format='%(objectname)' refs/hangar/; fi
 `
 
-/** Remote: `ROOT KEY KIND BRANCH`, a tar of the pack on stdin; prints the absolute root and $HOME. */
+/** The exit status of RECEIVE when the host copy holds another run's unfinalized changes. */
+export const HELD_BY_ANOTHER_RUN = 5
+
+/**
+ * Remote: `ROOT KEY KIND BRANCH RUN SETTLED`, a tar of the pack on stdin; prints the absolute root and
+ * $HOME. Refuses (exit 5, the holding run on stderr) when the host copy is marked by a run other than
+ * SETTLED (one whose changes are known to be back); marks the copy as RUN's once it is in place.
+ */
 export const RECEIVE = String.raw`set -eu
 ${ROOT}
-KEY=$2 KIND=$3 BRANCH=$4
+KEY=$2 KIND=$3 BRANCH=$4 RUN=$5 SETTLED=$6
+MARK=$ROOT/workspaces/$KEY.unfinalized
+if [ -f "$MARK" ]; then
+  HELD=$(cat "$MARK")
+  if [ "$HELD" != "$SETTLED" ]; then echo "held:$HELD" >&2; exit 5; fi
+fi
 T=$(mktemp -d "$ROOT/tmp/ship.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 tar -xzf - -C "$T"
@@ -86,7 +107,14 @@ else
   tar -xf "$T/overlay.tar" -C "$WS"
   tr '\0' '\n' < "$T/deleted" | while IFS= read -r file; do rm -f -- "$file"; done
 fi
+if [ -n "$RUN" ]; then printf '%s\n' "$RUN" > "$MARK.tmp" && mv "$MARK.tmp" "$MARK"; else rm -f "$MARK"; fi
 printf '%s\n%s\n' "$ROOT" "$HOME"
+`
+
+/** Remote: `ROOT KEY RUN` — the host copy's changes of RUN are back: its mark goes (only RUN's own). */
+export const RELEASE = String.raw`set -eu
+MARK=$1/workspaces/$2.unfinalized
+if [ -f "$MARK" ] && [ "$(cat "$MARK")" = "$3" ]; then rm -f "$MARK"; fi
 `
 
 /**
@@ -116,7 +144,7 @@ tar -czf - -C "$T" .
 /** Remote: `ROOT KEY` — forgets a workspace (its worktree, its base ref). */
 export const FORGET = String.raw`set -eu
 ROOT=$1 KEY=$2
-rm -rf "$ROOT/workspaces/$KEY"
+rm -rf "$ROOT/workspaces/$KEY" "$ROOT/workspaces/$KEY.unfinalized"
 if [ -d "$ROOT/cache.git" ]; then
   git -C "$ROOT/cache.git" worktree prune
   git -C "$ROOT/cache.git" update-ref -d "refs/hangar/$KEY/base" 2>/dev/null || true

@@ -189,3 +189,55 @@ describe('workspace sync over ssh', () => {
     expect(await readFile(path.join(local, 'c.txt'), 'utf8')).toBe('c\n')
   })
 })
+
+// A ship ran `git checkout -f` and `git clean -fd` over the host copy even while it held an interrupted
+// run's changes that were never brought back: the agent's work was deleted by the next run's ship.
+describe('a host copy with unfinalized changes', () => {
+  it('is never overwritten by a ship; once its run is brought back the next ship keeps everything', async () => {
+    const local = await project('guarded')
+    const { shipped } = await shipWorkspace(connection, local, { runId: 'run_first' })
+    expect(shipped.runId).toBe('run_first')
+    // The agent's work on the host, never brought back (the daemon died).
+    await writeFile(path.join(shipped.remoteDir, 'agent-work.txt'), 'precious\n')
+    await writeFile(path.join(shipped.remoteDir, 'README.md'), '# edited by the agent\n')
+
+    const refused = shipWorkspace(connection, local, { runId: 'run_second', settled: async () => false })
+    await expect(refused).rejects.toMatchObject({ code: 'conflict' })
+    await expect(refused).rejects.toThrow(/hangar runs finalize run_first/)
+    expect(await readFile(path.join(shipped.remoteDir, 'agent-work.txt'), 'utf8')).toBe('precious\n')
+    expect(await readFile(path.join(shipped.remoteDir, 'README.md'), 'utf8')).toBe('# edited by the agent\n')
+
+    // Without a way to ask whether that run was settled, a ship refuses too.
+    await expect(shipWorkspace(connection, local, { runId: 'run_third' })).rejects.toMatchObject({
+      code: 'conflict',
+    })
+
+    await syncBack(connection, shipped)
+    expect(await readFile(path.join(local, 'agent-work.txt'), 'utf8')).toBe('precious\n')
+    const next = await shipWorkspace(connection, local, { runId: 'run_second' })
+    expect(await readFile(path.join(next.shipped.remoteDir, 'agent-work.txt'), 'utf8')).toBe('precious\n')
+    expect(await readFile(path.join(next.shipped.remoteDir, 'README.md'), 'utf8')).toBe(
+      '# edited by the agent\n',
+    )
+  })
+
+  it('clears a mark left by a run whose changes are known to be back (a release that did not reach the host)', async () => {
+    const local = await project('stale-mark')
+    const { shipped } = await shipWorkspace(connection, local, { runId: 'run_done' })
+    // As if its changes came back but the release was lost: the mark stays on the host.
+    const mark = path.join(path.dirname(shipped.remoteDir), `${shipped.key}.unfinalized`)
+    expect(await readFile(mark, 'utf8')).toBe('run_done\n')
+    const asked: string[] = []
+    const next = await shipWorkspace(connection, local, {
+      runId: 'run_next',
+      settled: async (runId) => {
+        asked.push(runId)
+        return true
+      },
+    })
+    expect(asked).toEqual(['run_done'])
+    expect(await readFile(mark, 'utf8')).toBe('run_next\n')
+    await syncBack(connection, next.shipped)
+    expect(existsSync(mark)).toBe(false)
+  })
+})

@@ -12,7 +12,15 @@ import { AppError } from '../../core/errors.js'
 import { gitEnvironment, git as runGit } from '../git.js'
 import { withWorkspaceLock } from './workspace-lock.js'
 import { consumeOutput, remoteShell, type SshConnection } from './ssh-connection.js'
-import { FORGET, LIST_BASES, PACK_LOCAL, RECEIVE, SEND_BACK } from './sync-scripts.js'
+import {
+  FORGET,
+  HELD_BY_ANOTHER_RUN,
+  LIST_BASES,
+  PACK_LOCAL,
+  RECEIVE,
+  RELEASE,
+  SEND_BACK,
+} from './sync-scripts.js'
 
 /** What a finalize (and a retried one) needs to bring a run's changes back. Stored on the run. */
 export interface ShippedWorkspace {
@@ -30,6 +38,8 @@ export interface ShippedWorkspace {
   fingerprint: string
   /** Workspace-relative files Hangar placed for the run (skills): not brought back. */
   excludes: string[]
+  /** The run whose mark the host copy carries until its changes are back (absent in older records). */
+  runId?: string
 }
 
 export interface TransferStats {
@@ -165,6 +175,13 @@ export async function shipWorkspace(
     placed?: readonly string[]
     /** The branch the host's worktree is on (the local one's name). */
     branch?: string | undefined
+    /** The run being shipped for: the host copy is marked as holding its changes until they are back. */
+    runId?: string
+    /**
+     * Whether the changes of the run that marked the host copy are known to be back (a release that
+     * never reached the host). Without it, or when it says no, a marked host copy is never overwritten.
+     */
+    settled?: (runId: string) => Promise<boolean>
   } = {},
 ): Promise<{ shipped: ShippedWorkspace; stats: TransferStats }> {
   const started = Date.now()
@@ -180,12 +197,15 @@ export async function shipWorkspace(
     if (excludes.length > 0)
       await writeFile(path.join(out, 'include'), excludes.map((file) => `${file}\0`).join(''))
     let bases: string[] = []
+    const listed = await connection.check(
+      'listing what the host has',
+      remoteShell(LIST_BASES, [target.dir, key]),
+    )
+    const lines = listed.stdout.toString('utf8').split('\n').filter(Boolean)
+    const held = lines.find((line) => line.startsWith('mark '))?.slice('mark '.length)
+    const settled = held ? await holderSettled(held, localDir, target.name, options.settled) : ''
     if (kind === 'git') {
-      const listed = await connection.check(
-        'listing what the host has',
-        remoteShell(LIST_BASES, [target.dir]),
-      )
-      const candidates = [...new Set(listed.stdout.toString('utf8').split('\n').filter(Boolean))]
+      const candidates = [...new Set(lines.filter((line) => !line.startsWith('mark ')))]
       // Only commits this repository knows can bound the bundle.
       bases = (
         await Promise.all(
@@ -216,11 +236,15 @@ export async function shipWorkspace(
     const branch = options.branch ?? `hangar/${key}`
     const tarStream = spawn('tar', ['-czf', '-', '-C', out, '.'], { stdio: ['ignore', 'pipe', 'inherit'] })
     tarStream.stdout.on('data', (chunk: Buffer) => (stats.bytes += chunk.length))
-    const received = await connection.check(
-      'shipping the workspace',
-      remoteShell(RECEIVE, [target.dir, key, kind, branch]),
+    const received = await connection.run(
+      remoteShell(RECEIVE, [target.dir, key, kind, branch, options.runId ?? '', settled]),
       { input: tarStream.stdout },
     )
+    if (received.code === HELD_BY_ANOTHER_RUN) {
+      const holder = /held:(\S+)/.exec(received.stderr)?.[1] ?? 'unknown'
+      throw heldError(holder, localDir, target.name)
+    }
+    if (received.code !== 0) throw connection.failure('shipping the workspace', received)
     const [remoteRoot = '', remoteHome = ''] = received.stdout.toString('utf8').trim().split('\n')
     stats.ms = Date.now() - started
     return {
@@ -235,12 +259,32 @@ export async function shipWorkspace(
         head,
         fingerprint,
         excludes,
+        ...(options.runId && { runId: options.runId }),
       },
       stats,
     }
   } finally {
     await rm(scratch, { recursive: true, force: true })
   }
+}
+
+function heldError(runId: string, localDir: string, target: string): AppError {
+  return new AppError(
+    'conflict',
+    `the host copy of ${localDir} on ${target} holds changes of run ${runId} that were not brought back; bring them back with hangar runs finalize ${runId} (when that run has ended), then start again`,
+    { details: { runId, target } },
+  )
+}
+
+/** '' when nothing may clear the mark; else the holder, whose changes are known to be back. */
+async function holderSettled(
+  holder: string,
+  localDir: string,
+  target: string,
+  settled: ((runId: string) => Promise<boolean>) | undefined,
+): Promise<string> {
+  if (settled && (await settled(holder))) return holder
+  throw heldError(holder, localDir, target)
 }
 
 async function extract(archive: string, into: string): Promise<void> {
@@ -334,6 +378,13 @@ export async function syncBack(connection: SshConnection, shipped: ShippedWorksp
       }
       if (shipped.kind === 'git') await applyGit(shipped.localDir, pack, shipped.head!)
       else await applyCopy(shipped.localDir, pack, shipped.excludes)
+      // The changes are here now. A release lost on the way leaves a mark the next ship clears once
+      // the store says this run's finalize is done.
+      if (shipped.runId) {
+        await connection
+          .run(remoteShell(RELEASE, [shipped.remoteRoot, shipped.key, shipped.runId]))
+          .catch(() => undefined)
+      }
       return {
         bytes,
         bundled: await exists(path.join(pack, 'bundle')),

@@ -179,6 +179,17 @@ function foldEvent(run: RunTranscript, envelope: EventEnvelope): RunTranscript {
     }
     case 'run-end':
       return { ...next, end: envelope, usage: envelope.usage ?? run.usage }
+    case 'finalize-end': {
+      // A finalize retried after the run ended: the run's status is what it says now.
+      const end = run.end && { ...run.end, status: envelope.status }
+      if (envelope.finalize === 'ok') return { ...next, end }
+      const message = `its changes are still on the host: ${envelope.reason ?? 'finalize failed'}`
+      return {
+        ...next,
+        end,
+        items: [...run.items, { kind: 'error', code: 'workspace_finalize_failed', message }],
+      }
+    }
     default: {
       // A sub-agent's events go under the call that started it; without that call, at the top.
       const parentId = 'parentId' in envelope ? envelope.parentId : undefined

@@ -131,6 +131,10 @@ export function RunsPage() {
                     </div>
                   ) : run.workspaceFinalize === 'ok' ? (
                     <div className="muted small">finalized</div>
+                  ) : run.workspaceFinalize === 'pending' && !isActiveStatus(run.status) ? (
+                    <div className="bad small" title={run.finalizeReason ?? ''}>
+                      changes still on the host
+                    </div>
                   ) : null}
                 </td>
                 <td>
@@ -154,7 +158,8 @@ export function RunsPage() {
                       Cancel
                     </button>
                   )}
-                  {run.workspaceFinalize === 'failed' && (
+                  {(run.workspaceFinalize === 'failed' ||
+                    (run.workspaceFinalize === 'pending' && !isActiveStatus(run.status))) && (
                     <button
                       type="button"
                       className="button small-button"
