@@ -65,7 +65,9 @@ describe('cli', () => {
         expect(result.stdout, name).toContain('Usage: hangar')
       })
     }
-  })
+    // Each --help is a Node start-up of the whole CLI (under a second alone, about 2 s on two cores shared
+    // with other suites), and there are over 30 of them: sized for a loaded machine, not a quiet one.
+  }, 180_000)
 
   it('exits 2 on an unknown command or a bad flag value', async () => {
     expect((await runHangar(['frobnicate'])).code).toBe(2)

@@ -70,8 +70,9 @@ describe('hangar run with real CLIs', () => {
     return directory
   }
 
+  // `agents --refresh` starts every pinned CLI for its version, a few seconds each on a loaded machine.
   it('lists the installed CLIs with versions and sign-in state', async () => {
-    const result = await runHangar(['agents', '--refresh'], { env })
+    const result = await runHangar(['agents', '--refresh'], { env, timeoutMs: 120_000 })
     expect(result.code, result.stderr).toBe(0)
     expect(result.stdout).toMatch(/^✓ claude-code 2\.1\.330 \(auth: ok\)$/m)
     expect(result.stdout).toMatch(/^✗ codex 0\.169\.0 \(installed, not authenticated: .*OPENAI_API_KEY.*\)$/m)
@@ -109,7 +110,7 @@ describe('hangar run with real CLIs', () => {
     expect(installed.map((adapter) => [adapter.id, adapter.versionWarning])).toEqual(
       installed.map((adapter) => [adapter.id, null]),
     )
-  })
+  }, 180_000)
 
   it('runs the first signed-in CLI in place and shows what it did', async () => {
     const cwd = await project()
