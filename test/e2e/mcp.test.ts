@@ -287,6 +287,31 @@ describe('MCP endpoint', () => {
     expect(proxy.attempts).toEqual([])
   }, 120_000)
 
+  // Resuming is the same on every path (REST, CLI, UI, MCP): start_run takes resumeRunId too.
+  it('resumes an earlier run of the real Claude Code CLI with start_run resumeRunId', async () => {
+    const client = await connect(apiToken)
+    const first = await call<{ run: RunView }>(client, 'start_run', {
+      agent: 'claude-code',
+      prompt: 'Remember the word marmalade-7731.',
+    })
+    expect((await waitForRun(client, first.value.run.id)).run.status).toBe('succeeded')
+    const before = mock.requests.length
+    const resumed = await call<{ run: RunView & { continues: string | null } }>(client, 'start_run', {
+      prompt: 'Which word did I ask you to remember?',
+      resumeRunId: first.value.run.id,
+    })
+    expect(resumed.isError, resumed.text).toBe(false)
+    expect(resumed.value.run).toMatchObject({ agent: 'claude-code', continues: first.value.run.id })
+    expect((await waitForRun(client, resumed.value.run.id)).run.status).toBe('succeeded')
+    // Claude's request for the resumed turn carries the first one.
+    const carried = mock.requests
+      .slice(before)
+      .filter((request) => request.method === 'POST' && request.rawBody.includes('Which word'))
+    expect(carried.some((request) => request.rawBody.includes('marmalade-7731'))).toBe(true)
+    const unknown = await call(client, 'start_run', { prompt: 'go on', resumeRunId: 'run_nope' })
+    expect(unknown).toMatchObject({ isError: true, text: expect.stringContaining('no run run_nope') })
+  }, 180_000)
+
   it('cancels a running run', async () => {
     const client = await connect(apiToken)
     const started = await call<{ run: RunView }>(client, 'start_run', { agent: 'builtin', prompt: 'HANG' })

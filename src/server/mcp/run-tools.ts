@@ -23,6 +23,10 @@ const startRunInput = z.strictObject({
     'The working directory, relative to the project directory; it must be inside the project (or a ' +
       'root of server.allowedRoots). Default: the project directory.',
   ),
+  resumeRunId: submitRunSchema.shape.resumeRunId.describe(
+    "Continue this earlier run's agent session (an interrupted one too), in the workspace it worked in. " +
+      "Leave out cwd and conversationId; agent defaults to the earlier run's.",
+  ),
 })
 
 const runIdInput = z.string().min(1).describe('The run id (run_…), as start_run returned it.')
