@@ -58,11 +58,26 @@ function coalesce(events: AgentEvent[]): AgentEvent[] {
   return merged
 }
 
+// The batches due on the next turn, of every writer: cut together in one callback, so that the store can
+// put the batches of all runs of a turn in one transaction.
+const dueNextTurn = new Set<() => void>()
+let turnScheduled = false
+function runTurn(): void {
+  turnScheduled = false
+  const due = [...dueNextTurn]
+  dueNextTurn.clear()
+  for (const work of due) work()
+}
+
 /** Runs `work` after `ms` (0: on the next turn of the event loop); returns what cancels it. */
 function later(work: () => void, ms: number): () => void {
   if (ms <= 0) {
-    const immediate = setImmediate(work)
-    return () => clearImmediate(immediate)
+    dueNextTurn.add(work)
+    if (!turnScheduled) {
+      turnScheduled = true
+      setImmediate(runTurn)
+    }
+    return () => dueNextTurn.delete(work)
   }
   const timeout = setTimeout(work, ms)
   return () => clearTimeout(timeout)

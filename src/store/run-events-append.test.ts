@@ -65,6 +65,20 @@ describe.each(STORE_ENGINES)('run event append ($name)', (engine) => {
     expect((await allEvents(runs, run.id)).map((event) => event.seq)).toEqual([1, 2, 3, 4, 5])
   })
 
+  it('fails only the batch at fault when batches of several runs are appended in the same turn', async () => {
+    const [good, bad, later] = await Promise.all([newRun(), newRun(), newRun()])
+    await runs.appendEvents(textEvents(bad.id, 1, 2))
+    const results = await Promise.allSettled([
+      runs.appendEvents(textEvents(good.id, 1, 3)),
+      runs.appendEvents([...textEvents(bad.id, 3, 2), ...textEvents(bad.id, 1, 1)]),
+      runs.appendEvents(textEvents(later.id, 1, 2)),
+    ])
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+    expect(await allEvents(runs, good.id)).toEqual(textEvents(good.id, 1, 3))
+    expect(await allEvents(runs, bad.id)).toEqual(textEvents(bad.id, 1, 2))
+    expect(await allEvents(runs, later.id)).toEqual(textEvents(later.id, 1, 2))
+  })
+
   it('keeps each run dense and ordered when many runs append batches at once', async () => {
     const started = await Promise.all(Array.from({ length: 20 }, () => newRun()))
     await Promise.all(

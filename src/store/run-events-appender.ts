@@ -18,30 +18,78 @@ export type RunEventsAppender = (
 
 const SQLITE_INSERT = 'INSERT INTO run_events (run_id, seq, ts, type, data) VALUES (?, ?, ?, ?, ?)'
 
+interface AppendRequest {
+  envelopes: readonly EventEnvelope[]
+  data: readonly string[]
+  resolve: () => void
+  reject: (error: unknown) => void
+}
+
 export function createSqliteRunEventsAppender(
   db: Kysely<Database>,
   sqlite: SqliteDatabase.Database,
 ): RunEventsAppender {
   // Prepared on first use: the table exists only once the migrations have run.
-  let insertAll: ((envelopes: readonly EventEnvelope[], data: readonly string[]) => void) | undefined
+  let statements:
+    { all: (requests: readonly AppendRequest[]) => void; one: (request: AppendRequest) => void } | undefined
   const prepare = () => {
     const insert = sqlite.prepare(SQLITE_INSERT)
-    return sqlite.transaction((envelopes: readonly EventEnvelope[], data: readonly string[]) => {
+    const insertRows = ({ envelopes, data }: AppendRequest) => {
       for (let index = 0; index < envelopes.length; index++) {
         const envelope = envelopes[index]!
         insert.run(envelope.runId, envelope.seq, envelope.ts, envelope.type, data[index])
       }
-    })
+    }
+    return {
+      all: sqlite.transaction((requests: readonly AppendRequest[]) => requests.forEach(insertRows)),
+      one: sqlite.transaction(insertRows),
+    }
   }
-  return async (envelopes, data) => {
-    // Through Kysely's one connection, so the batch waits for any transaction in progress on it instead of
-    // landing inside it (and going with its rollback). The insert itself is synchronous: nothing else
-    // runs between its BEGIN and COMMIT.
-    await db.connection().execute(async () => {
-      insertAll ??= prepare()
-      insertAll(envelopes, data)
-    })
+  // The batches of all runs that ask during one turn (the writers' batches of a turn are cut together)
+  // share one transaction; should it fail, each batch is retried alone, so that only its own fails.
+  let pending: AppendRequest[] = []
+  const store = () => {
+    const requests = pending
+    pending = []
+    try {
+      statements ??= prepare()
+      statements.all(requests)
+      for (const request of requests) request.resolve()
+    } catch (error) {
+      for (const request of requests) {
+        try {
+          if (!statements) throw error
+          statements.one(request)
+          request.resolve()
+        } catch (error) {
+          request.reject(error)
+        }
+      }
+    }
   }
+  const drain = async () => {
+    // Through Kysely's one connection, so the batches wait for any transaction in progress on it instead
+    // of landing inside it (and going with its rollback). The inserts are synchronous: nothing else runs
+    // between their BEGIN and COMMIT.
+    let taken = false
+    try {
+      await db.connection().execute(async () => {
+        taken = true
+        store()
+      })
+    } catch (error) {
+      // The connection was not to be had (the store is closing): nothing was written.
+      if (taken) return
+      const requests = pending
+      pending = []
+      for (const request of requests) request.reject(error)
+    }
+  }
+  return (envelopes, data) =>
+    new Promise<void>((resolve, reject) => {
+      pending.push({ envelopes, data, resolve, reject })
+      if (pending.length === 1) queueMicrotask(() => void drain())
+    })
 }
 
 const POSTGRES_APPEND = {
