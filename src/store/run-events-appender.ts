@@ -2,8 +2,9 @@
 // run per tick. Each engine gets one fixed statement, prepared once and reused, whatever the batch size
 // (a multi-row VALUES list would be a new statement for each size, and hits the engines' bound-parameter
 // limits on a burst): on SQLite one prepared INSERT run per row inside one transaction, on PostgreSQL one
-// INSERT … SELECT FROM unnest(arrays) as a named (server-side prepared) statement. A batch lands whole or
-// not at all, so the writer never shows an event that a failed batch did not store.
+// INSERT … SELECT FROM unnest(arrays) as a named (server-side prepared) statement. The batches of all runs
+// asked for in one turn share that transaction or statement. A batch lands whole or not at all, so the
+// writer never shows an event that a failed batch did not store.
 import type SqliteDatabase from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import type pg from 'pg'
@@ -100,20 +101,41 @@ const POSTGRES_APPEND = {
 }
 
 export function createPostgresRunEventsAppender(pool: pg.Pool): RunEventsAppender {
-  return async (envelopes, data) => {
-    const count = envelopes.length
-    const runIds = new Array<string>(count)
-    const seqs = new Array<number>(count)
-    const timestamps = new Array<string>(count)
-    const types = new Array<string>(count)
-    for (let index = 0; index < count; index++) {
-      const envelope = envelopes[index]!
-      runIds[index] = envelope.runId
-      seqs[index] = envelope.seq
-      timestamps[index] = envelope.ts
-      types[index] = envelope.type
+  // One statement is one implicit transaction: all its rows or none.
+  const insert = async (requests: readonly AppendRequest[]) => {
+    const runIds: string[] = []
+    const seqs: number[] = []
+    const timestamps: string[] = []
+    const types: string[] = []
+    const data: string[] = []
+    for (const request of requests) {
+      for (let index = 0; index < request.envelopes.length; index++) {
+        const envelope = request.envelopes[index]!
+        runIds.push(envelope.runId)
+        seqs.push(envelope.seq)
+        timestamps.push(envelope.ts)
+        types.push(envelope.type)
+        data.push(request.data[index]!)
+      }
     }
-    // One statement is one implicit transaction: all rows or none.
     await pool.query({ ...POSTGRES_APPEND, values: [runIds, seqs, timestamps, types, data] })
   }
+  // As on SQLite: the batches of one turn go in one statement; should it fail, each is retried alone.
+  let pending: AppendRequest[] = []
+  const drain = async () => {
+    const requests = pending
+    pending = []
+    try {
+      await insert(requests)
+      for (const request of requests) request.resolve()
+    } catch (error) {
+      if (requests.length === 1) return requests[0]!.reject(error)
+      await Promise.all(requests.map((request) => insert([request]).then(request.resolve, request.reject)))
+    }
+  }
+  return (envelopes, data) =>
+    new Promise<void>((resolve, reject) => {
+      pending.push({ envelopes, data, resolve, reject })
+      if (pending.length === 1) queueMicrotask(() => void drain())
+    })
 }
