@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url'
 import pg from 'pg'
 
 const DATABASE_URL = process.env.HANGAR_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const REPLAYS = 300
+const REPLAYS = 2000
 const CONCURRENT_RUNS = 20
 
 function percentile(values, p) {
