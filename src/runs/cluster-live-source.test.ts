@@ -92,6 +92,55 @@ describe('cluster live source (postgres)', () => {
     expect(subscription.reason).toBe('run-end')
   })
 
+  // A batch per run per turn would otherwise cost a NOTIFY round trip each, queued behind one another.
+  it('folds the batches a run publishes while its notice waits to be sent into that one notice', async () => {
+    const real = store.notifications!
+    const sent: { runId: string; fromSeq: number; toSeq: number }[] = []
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const source = await createClusterLiveSource({
+      notifications: {
+        async notify(channel, payload) {
+          sent.push(JSON.parse(payload) as { runId: string; fromSeq: number; toSeq: number })
+          if (sent.length === 1) await held
+          await real.notify(channel, payload)
+        },
+        listen: (channel, handlers) => real.listen(channel, handlers),
+      },
+      store,
+      origin: 'node-a',
+      onGap: () => {},
+      log: silentLogger,
+    })
+    const a = createEventBus({ source })
+    opened.push({ source, bus: a })
+    const b = await node('node-b')
+    const first = await newRun()
+    const second = await newRun()
+    const subscription = b.subscribeRun(first.run.id, {
+      afterSeq: 0,
+      loadStored: (after) => first.runs.listEvents(first.run.id, { afterSeq: after, limit: 100 }),
+    })
+    const received: number[] = []
+    const reading = (async () => {
+      for await (const envelope of subscription) received.push(envelope.seq)
+    })()
+    await first.write(a, [{ type: 'text-delta', text: 'sent at once' }])
+    for (let batch = 0; batch < 5; batch++) {
+      await first.write(a, [{ type: 'text-delta', text: `waits ${batch}` }])
+      await second.write(a, [{ type: 'text-delta', text: `other run ${batch}` }])
+    }
+    await first.write(a, [{ type: 'run-end', status: 'succeeded' }])
+    release()
+    await reading
+    expect(received).toEqual([1, 2, 3, 4, 5, 6, 7])
+    expect(sent.map(({ runId, fromSeq, toSeq }) => [runId, fromSeq, toSeq])).toEqual([
+      [first.run.id, 1, 1],
+      [first.run.id, 2, 7],
+      [second.run.id, 1, 5],
+    ])
+  })
+
   it('ends subscriptions as lagging when the notification connection drops, so clients replay', async () => {
     const b = await node('node-b')
     const { run, runs } = await newRun()

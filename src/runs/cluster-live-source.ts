@@ -50,6 +50,9 @@ export async function createClusterLiveSource(options: {
   const delivered = new Map<string, number>()
   let receiving: Promise<void> = Promise.resolve()
   let sending: Promise<void> = Promise.resolve()
+  // Notices queued and not sent yet, by run: a later batch of the run widens its range instead of queueing
+  // a NOTIFY of its own (each is a round trip, and the writer stores a batch per run per turn).
+  const unsent = new Map<string, EventNotice>()
 
   async function catchUp(notice: EventNotice): Promise<void> {
     // A run first heard of mid-way starts at this notice: its earlier events went to subscribers that
@@ -91,6 +94,11 @@ export async function createClusterLiveSource(options: {
         rangeByRun.set(envelope.runId, { fromSeq: range?.fromSeq ?? envelope.seq, toSeq: envelope.seq })
       }
       for (const [runId, range] of rangeByRun) {
+        const waiting = unsent.get(runId)
+        if (waiting) {
+          waiting.toSeq = range.toSeq
+          continue
+        }
         const notice: EventNotice = {
           origin,
           userId: batch.userId,
@@ -98,9 +106,13 @@ export async function createClusterLiveSource(options: {
           runId,
           ...range,
         }
-        // Sent one after another, so they arrive in the order the batches were stored.
+        unsent.set(runId, notice)
+        // Sent one after another, so a run's notices arrive in the order its batches were stored.
         sending = sending
-          .then(() => notifications.notify(EVENTS_CHANNEL, JSON.stringify(notice)))
+          .then(() => {
+            unsent.delete(runId)
+            return notifications.notify(EVENTS_CHANNEL, JSON.stringify(notice))
+          })
           .catch((error: unknown) => log.warn('could not notify the other nodes', { error }))
       }
     },

@@ -138,6 +138,63 @@ describe('event-writer', () => {
     expect(writer.lastSeq()).toBe(2)
   })
 
+  it('stores and delivers a batch on the next turn of the event loop, not after a timer', async () => {
+    // Timers stand still: only the event loop turns. A writer that waits for a timer delivers nothing.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] })
+    try {
+      const statements: number[][] = []
+      const delivered: number[] = []
+      const writer = createEventWriter({
+        runs: {
+          appendEvents: async (envelopes) => void statements.push(envelopes.map((envelope) => envelope.seq)),
+        },
+        runId: 'run_1',
+        redactor: createRedactor(),
+        onDelivered: (envelopes) => delivered.push(...envelopes.map((envelope) => envelope.seq)),
+      })
+      writer.write({ type: 'tool-call', toolCallId: 'a', name: 'x', input: {} })
+      writer.write({ type: 'tool-result', toolCallId: 'a', output: 'ok', isError: false })
+      for (let turn = 0; turn < 20 && delivered.length < 2; turn++) {
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      expect(delivered).toEqual([1, 2])
+      expect(statements).toEqual([[1, 2]])
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('gathers what is written while a batch is being stored into the next batch, in order', async () => {
+    const statements: number[][] = []
+    let release: () => void = () => {}
+    let storing: () => void = () => {}
+    const started = new Promise<void>((resolve) => (storing = resolve))
+    const writer = createEventWriter({
+      runs: {
+        appendEvents: async (envelopes) => {
+          if (statements.length === 0) {
+            storing()
+            await new Promise<void>((resolve) => (release = resolve))
+          }
+          statements.push(envelopes.map((envelope) => envelope.seq))
+        },
+      },
+      runId: 'run_1',
+      redactor: createRedactor(),
+    })
+    writer.write({ type: 'tool-call', toolCallId: 't0', name: 'x', input: {} })
+    await started
+    for (let index = 1; index <= 30; index++) {
+      writer.write({ type: 'tool-call', toolCallId: `t${index}`, name: 'x', input: {} })
+      if (index % 10 === 0) await new Promise((resolve) => setImmediate(resolve))
+    }
+    const flushed = writer.flush()
+    release()
+    await flushed
+    expect(statements).toEqual([[1], Array.from({ length: 30 }, (_, index) => index + 2)])
+    expect(writer.lastSeq()).toBe(31)
+  })
+
   it('reports a failed write on flush', async () => {
     const writer = createEventWriter({
       runs: { appendEvents: async () => Promise.reject(new Error('disk full')) },

@@ -1,14 +1,16 @@
 // The one event writer. Every event of a run goes through it: secrets are redacted, adjacent text and
-// reasoning deltas are coalesced, a dense per-run `seq` is assigned, the batch is stored in one statement,
+// reasoning deltas are coalesced, a dense per-run `seq` is assigned, the batch is stored in one transaction,
 // and only then is it delivered to subscribers. A reconnecting client or a restarted daemon therefore
-// sees exactly what was shown.
+// sees exactly what was shown. A batch is what a run wrote during one turn of the event loop (plus what
+// arrived while the previous batch was being stored): no timer stands between a line and its client.
 import type { AgentEvent, EventEnvelope } from '../core/events.js'
 import { PROTOCOL_VERSION } from '../core/events.js'
 import { type Clock, systemClock } from '../core/ids.js'
 import type { Redactor } from '../core/redact.js'
 import type { RunsRepository } from '../store/repositories/runs-repository.js'
 
-export const DEFAULT_BATCH_DELAY_MS = 5
+/** 0: a batch is stored on the next turn of the event loop (setImmediate), not after a timer. */
+export const DEFAULT_BATCH_DELAY_MS = 0
 /**
  * A streamed secret arrives in pieces, and a piece alone matches no shape. So the trailing run of token
  * characters of the last delta of a batch waits for the next one (coalesced with it, then redacted as a
@@ -24,7 +26,7 @@ export interface EventWriterOptions {
   runId: string
   redactor: Redactor
   clock?: Clock
-  /** How long a batch may gather before it is stored. */
+  /** How long a batch may gather before it is stored; 0 (the default) = until the next turn. */
   batchDelayMs?: number
   /** The seq of the last event already stored for this run (a continuation of an earlier writer). */
   afterSeq?: number
@@ -56,12 +58,38 @@ function coalesce(events: AgentEvent[]): AgentEvent[] {
   return merged
 }
 
+// The batches due on the next turn, of every writer: cut together in one callback, so that the store can
+// put the batches of all runs of a turn in one transaction.
+const dueNextTurn = new Set<() => void>()
+let turnScheduled = false
+function runTurn(): void {
+  turnScheduled = false
+  const due = [...dueNextTurn]
+  dueNextTurn.clear()
+  for (const work of due) work()
+}
+
+/** Runs `work` after `ms` (0: on the next turn of the event loop); returns what cancels it. */
+function later(work: () => void, ms: number): () => void {
+  if (ms <= 0) {
+    dueNextTurn.add(work)
+    if (!turnScheduled) {
+      turnScheduled = true
+      setImmediate(runTurn)
+    }
+    return () => dueNextTurn.delete(work)
+  }
+  const timeout = setTimeout(work, ms)
+  return () => clearTimeout(timeout)
+}
+
 export function createEventWriter(options: EventWriterOptions): EventWriter {
   const clock = options.clock ?? systemClock
   const delay = options.batchDelayMs ?? DEFAULT_BATCH_DELAY_MS
   let seq = options.afterSeq ?? 0
   let queue: AgentEvent[] = []
-  let timer: NodeJS.Timeout | undefined
+  /** Cancels the scheduled batch (or the wait of a held tail). */
+  let cancelPending: (() => void) | undefined
   /** The timer waits for more of a held tail (not for a batch to gather). */
   let holding = false
   /** The tail held back by the last batch, while nothing has been written after it. */
@@ -82,7 +110,7 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
   }
 
   const persist = async (final: boolean) => {
-    timer = undefined
+    cancelPending = undefined
     holding = false
     if (queue.length === 0) return
     // Nothing came after the held tail while it waited: it goes now.
@@ -92,20 +120,24 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
     held = final || expired ? undefined : holdTail(batch)
     if (held) {
       queue.unshift(held)
-      if (!timer) {
+      if (!cancelPending) {
         holding = true
-        timer = setTimeout(() => void schedule(false), SECRET_TAIL_HOLD_MS)
+        cancelPending = later(() => void schedule(false), SECRET_TAIL_HOLD_MS)
       }
     }
     if (batch.length === 0) return
     const ts = clock().toISOString()
-    const envelopes = batch.map((event): EventEnvelope => ({
-      ...options.redactor.value(event),
-      v: PROTOCOL_VERSION,
-      runId: options.runId,
-      seq: ++seq,
-      ts,
-    }))
+    const envelopes = new Array<EventEnvelope>(batch.length)
+    for (let index = 0; index < batch.length; index++) {
+      // The redactor returns a copy of its own: it becomes the envelope, rather than copied once more.
+      const envelope = options.redactor.value<unknown>(batch[index]!) as Record<string, unknown>
+      envelope.v = PROTOCOL_VERSION
+      envelope.runId = options.runId
+      envelope.seq = seq + index + 1
+      envelope.ts = ts
+      envelopes[index] = envelope as unknown as EventEnvelope
+    }
+    seq += batch.length
     await options.runs.appendEvents(envelopes)
     options.onDelivered?.(envelopes)
   }
@@ -123,17 +155,17 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
     write(event) {
       queue.push(event)
       // A new event ends the wait of a held tail: both go with the next batch, at the usual delay.
-      if (timer && holding) {
-        clearTimeout(timer)
-        timer = undefined
+      if (cancelPending && holding) {
+        cancelPending()
+        cancelPending = undefined
         holding = false
       }
-      if (!timer) timer = setTimeout(() => void schedule(false), delay)
+      if (!cancelPending) cancelPending = later(() => void schedule(false), delay)
     },
     async flush() {
-      if (timer) {
-        clearTimeout(timer)
-        timer = undefined
+      if (cancelPending) {
+        cancelPending()
+        cancelPending = undefined
         holding = false
       }
       await schedule(true)

@@ -130,6 +130,33 @@ describe('sse', () => {
     )
   })
 
+  it('serialises an envelope once for all its subscribers: each gets the very same bytes', async () => {
+    const bus = createEventBus()
+    const run = fakeRun(bus)
+    run.write({ type: 'text-delta', text: 'stored before' })
+    const app = appStreaming(() => run.subscribe())
+    const responses = await Promise.all([1, 2, 3].map(() => app.request('http://localhost/events')))
+    run.write({ type: 'text-delta', text: 'live ✓' })
+    run.write({ type: 'run-end', status: 'succeeded' })
+    const received = await Promise.all(
+      responses.map(async (response) => {
+        const reader = response.body!.getReader()
+        const chunks: Uint8Array[] = []
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read())
+          chunks.push(chunk.value)
+        return chunks
+      }),
+    )
+    const [first, ...others] = received
+    expect(Buffer.concat(first!).toString()).toBe(
+      run.stored.map((envelope) => formatSseEvent(envelope, String(envelope.seq))).join(''),
+    )
+    for (const chunks of others) {
+      expect(chunks).toHaveLength(first!.length)
+      chunks.forEach((chunk, index) => expect(chunk).toBe(first![index]))
+    }
+  })
+
   it('sends keep-alive comments while nothing happens', async () => {
     const bus = createEventBus()
     const subscription = fakeRun(bus).subscribe()

@@ -38,12 +38,27 @@ export function formatSseEvent(envelope: EventEnvelope, id: string, named = fals
   return `id: ${id}\n${event}data: ${JSON.stringify(envelope)}\n\n`
 }
 
+const encoder = new TextEncoder()
+/**
+ * Each envelope's bytes as last encoded. The bus hands the same (stored, never changed) envelope object to
+ * every subscriber, so a batch fanned out to many clients is serialised and encoded once, not per client.
+ */
+const encodedEvents = new WeakMap<EventEnvelope, { id: string; named: boolean; bytes: Uint8Array }>()
+
+/** formatSseEvent as bytes, shared by every stream that sends this envelope with this id and form. */
+export function sseEventBytes(envelope: EventEnvelope, id: string, named = false): Uint8Array {
+  const cached = encodedEvents.get(envelope)
+  if (cached && cached.id === id && cached.named === named) return cached.bytes
+  const bytes = encoder.encode(formatSseEvent(envelope, id, named))
+  encodedEvents.set(envelope, { id, named, bytes })
+  return bytes
+}
+
 export function streamSubscription(
   context: Context,
   subscription: Subscription,
   options: SseOptions,
 ): Response {
-  const encoder = new TextEncoder()
   const events = subscription[Symbol.asyncIterator]()
   const keepAliveMs = options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS
   const stallTimeoutMs = options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS
@@ -101,7 +116,7 @@ export function streamSubscription(
         if (!open) return
         if (next.done) return finish(controller)
         const { value } = next
-        controller.enqueue(encoder.encode(formatSseEvent(value, options.idOf(value), options.namedEvents)))
+        controller.enqueue(sseEventBytes(value, options.idOf(value), options.namedEvents))
       } catch (error) {
         pulling = false
         if (!open) return

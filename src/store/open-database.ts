@@ -10,6 +10,11 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
 import { AppError } from '../core/errors.js'
 import { createPgNotifications, type StoreNotifications } from './pg-notifications.js'
+import {
+  createPostgresRunEventsAppender,
+  createSqliteRunEventsAppender,
+  type RunEventsAppender,
+} from './run-events-appender.js'
 import type { Database } from './schema.js'
 
 export type Engine = 'sqlite' | 'postgres'
@@ -21,6 +26,8 @@ export interface DatabaseHandle {
   location: string
   /** LISTEN/NOTIFY between the processes sharing the database (PostgreSQL only). */
   notifications?: StoreNotifications
+  /** The run-event insert on the engine's own driver, one reused statement (outside transactions). */
+  appendRunEvents: RunEventsAppender
   close(): Promise<void>
 }
 
@@ -112,6 +119,7 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
     db,
     engine: 'sqlite',
     location: file,
+    appendRunEvents: createSqliteRunEventsAppender(db, sqlite),
     close: async () => {
       await db.destroy()
     },
@@ -149,6 +157,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     db,
     engine: 'postgres',
     location,
+    appendRunEvents: createPostgresRunEventsAppender(pool),
     // Channels are database-wide: two stores in one database (other search_path) must not hear each other.
     notifications: createPgNotifications(url, db, await currentSchema(pool)),
     close: async () => {

@@ -88,7 +88,13 @@ export interface StoreOptions {
 export function createStore(handle: DatabaseHandle, options: StoreOptions = {}): Store {
   const clock = options.clock ?? systemClock
   const redactor = options.redactor ?? createRedactor()
-  const repositories = createRepositories({ db: handle.db, clock, engine: handle.engine, redactor })
+  const repositories = createRepositories({
+    db: handle.db,
+    clock,
+    engine: handle.engine,
+    redactor,
+    appendRunEvents: handle.appendRunEvents,
+  })
   return {
     ...repositories,
     engine: handle.engine,

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { Clock } from '../../core/ids.js'
 import type { Redactor } from '../../core/redact.js'
+import type { RunEventsAppender } from '../run-events-appender.js'
 import type { Database } from '../schema.js'
 
 /** What every repository gets: a connection (or the current transaction) and the clock. */
@@ -11,6 +12,8 @@ export interface RepositoryContext {
   engine: 'sqlite' | 'postgres'
   /** The runtime's one redactor: messages, audit details and action results are stored through it. */
   redactor: Redactor
+  /** The fast run-event insert, outside a transaction only (inside one, events go with it through `db`). */
+  appendRunEvents?: RunEventsAppender
 }
 
 export function nowIso(context: RepositoryContext): string {

@@ -71,6 +71,15 @@ export interface RunChanges {
   endedAt?: string | null
 }
 
+/** Five bound parameters a row: well under SQLite's 32,766 and PostgreSQL's 65,535. */
+const ROWS_PER_INSERT = 1000
+
+/** What `data` holds: the event's own fields, without the envelope's (they have their columns). */
+function eventDataJson(envelope: EventEnvelope): string {
+  const { v: _version, runId: _runId, seq: _seq, ts: _ts, type: _type, ...fields } = envelope
+  return JSON.stringify(fields)
+}
+
 export function createRunsRepository(context: RepositoryContext, userId: string) {
   const { db } = context
   return {
@@ -217,14 +226,24 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
       if (!limit || db.isTransaction) return claim(db)
       return (db as Kysely<Database>).transaction().execute((tx) => claim(tx))
     },
-    /** Stores a batch of envelopes of this user's run in one statement. */
+    /** Stores a batch of envelopes of this user's runs: all of it, in one transaction, or none. */
     async appendEvents(envelopes: readonly EventEnvelope[]): Promise<void> {
       if (envelopes.length === 0) return
-      const rows: RunEventsTable[] = envelopes.map((envelope) => {
-        const { v: _version, runId, seq, ts, type, ...fields } = envelope
-        return { run_id: runId, seq, ts, type, data: JSON.stringify(fields) }
-      })
-      await db.insertInto('run_events').values(rows).execute()
+      const data = envelopes.map(eventDataJson)
+      if (context.appendRunEvents) return context.appendRunEvents(envelopes, data)
+      // Inside a store transaction: the same rows through it, in slices under the bound-parameter limits.
+      for (let start = 0; start < envelopes.length; start += ROWS_PER_INSERT) {
+        const rows: RunEventsTable[] = envelopes
+          .slice(start, start + ROWS_PER_INSERT)
+          .map((envelope, index) => ({
+            run_id: envelope.runId,
+            seq: envelope.seq,
+            ts: envelope.ts,
+            type: envelope.type,
+            data: data[start + index]!,
+          }))
+        await db.insertInto('run_events').values(rows).execute()
+      }
     },
     async listEvents(
       runId: string,

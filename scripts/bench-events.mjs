@@ -1,0 +1,288 @@
+#!/usr/bin/env node
+// The event pipeline in npm run bench (also alone: `npm run build && node scripts/bench-events.mjs`).
+// Numbers only, no assertion:
+// - parse + persist: recorded real agent streams replayed through each adapter's parser and the one event
+//   writer into the store, on SQLite and on PostgreSQL — one run at a time, and 20 runs writing at once;
+// - agent stdout line → SSE client: a fake CLI prints timestamped lines, clients read them back over
+//   GET /api/runs/:id/events, with 1 and 20 runs streaming at once, on both engines.
+import { spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { pathToFileURL } from 'node:url'
+import pg from 'pg'
+
+const DATABASE_URL = process.env.HANGAR_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const REPLAYS = 2000
+const CONCURRENT_RUNS = 20
+
+function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
+}
+
+async function freshSchema() {
+  const schema = `hangar_bench_events_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`
+  const client = new pg.Client({ connectionString: DATABASE_URL })
+  await client.connect()
+  await client.query(`CREATE SCHEMA ${schema}`)
+  await client.end()
+  const url = new URL(DATABASE_URL)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return {
+    url: url.toString(),
+    async drop() {
+      const admin = new pg.Client({ connectionString: DATABASE_URL })
+      await admin.connect()
+      await admin.query(`DROP SCHEMA ${schema} CASCADE`)
+      await admin.end()
+    },
+  }
+}
+
+/** An empty store on `engine`, and how to throw it away. */
+async function openBenchStore(root, engine) {
+  const { openStore } = await import(path.join(root, 'dist/src/store/store.js'))
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hangar-bench-events-'))
+  const schema = engine === 'postgres' ? await freshSchema() : undefined
+  const store = await openStore({ dataDir, ...(schema && { url: schema.url }) })
+  return {
+    store,
+    async dispose() {
+      await store.close()
+      await schema?.drop()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+function loadRecording(root, recording) {
+  return readFileSync(path.join(root, 'test/fixtures/recordings', `${recording}.jsonl`), 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+}
+
+/**
+ * Parses `lines` and writes the events of `runCount` runs at once, yielding to the event loop every 50
+ * lines so that batches form the way they do on a live stream (lines arrive over time, not all at once).
+ */
+async function parseAndPersist(modules, store, adapterId, lines, runCount) {
+  const { registry, createEventWriter, createRedactor } = modules
+  const owner = await store.users.create({ name: `bench-${adapterId}-${runCount}`, role: 'owner' })
+  const runs = store.forUser(owner.id).runs
+  const redactor = createRedactor()
+  const writers = []
+  for (let index = 0; index < runCount; index++) {
+    const run = await runs.create({
+      agent: adapterId,
+      adapter: adapterId,
+      prompt: 'bench',
+      cwd: '/workspace',
+    })
+    writers.push({
+      writer: createEventWriter({ runs, runId: run.id, redactor }),
+      parser: registry.require(adapterId).createParser({ cwd: '/workspace' }),
+    })
+  }
+  // Each run gets its share of the replays, whole, interleaved line by line with the other runs.
+  const perRun = Math.ceil(lines.length / runCount)
+  const started = performance.now()
+  let events = 0
+  for (let index = 0; index < perRun; index++) {
+    for (const { writer, parser } of writers) {
+      for (const event of parser.line(lines[index])) {
+        writer.write(event)
+        events++
+      }
+    }
+    // A turn of the event loop per chunk of stdout, as a pipe's data events give (setTimeout would add its
+    // 1 ms floor per chunk and measure the timer, not the pipeline).
+    if (index % Math.max(1, Math.round(50 / runCount)) === 0) await nextTurn()
+  }
+  await Promise.all(writers.map(({ writer }) => writer.flush()))
+  const ms = performance.now() - started
+  const stored = writers.reduce((sum, { writer }) => sum + writer.lastSeq(), 0)
+  return { events, stored, perSecond: events / (ms / 1000) }
+}
+
+async function benchPersist(root, engine) {
+  const { createDefaultAdapterRegistry } = await import(
+    path.join(root, 'dist/src/adapters/default-adapters.js')
+  )
+  const { createEventWriter } = await import(path.join(root, 'dist/src/runs/event-writer.js'))
+  const { createRedactor } = await import(path.join(root, 'dist/src/core/redact.js'))
+  const modules = { registry: createDefaultAdapterRegistry(), createEventWriter, createRedactor }
+  const results = []
+  for (const [adapterId, recording] of [
+    ['claude-code', 'claude-write'],
+    ['copilot', 'copilot-write'],
+    ['gemini', 'gemini-write'],
+  ]) {
+    const lines = Array.from({ length: REPLAYS }, () => loadRecording(root, recording)).flat()
+    const parser = modules.registry.require(adapterId).createParser({ cwd: '/workspace' })
+    const parseStarted = performance.now()
+    let parsed = 0
+    for (const line of lines) parsed += parser.line(line).length
+    const parsePerSecond = parsed / ((performance.now() - parseStarted) / 1000)
+    const { store, dispose } = await openBenchStore(root, engine)
+    try {
+      const one = await parseAndPersist(modules, store, adapterId, lines, 1)
+      const many = await parseAndPersist(modules, store, adapterId, lines, CONCURRENT_RUNS)
+      results.push({ adapterId, lines: lines.length, parsePerSecond, one, many })
+    } finally {
+      await dispose()
+    }
+  }
+  return results
+}
+
+function startDaemon(bin, dataDir, env, cwd) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, 'up', '--port', '0', '--data-dir', dataDir], {
+      env: { ...env, HANGAR_LOG_LEVEL: 'warn' },
+      cwd,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let out = ''
+    child.stdout.on('data', (chunk) => {
+      out += chunk
+      const match = /listening on (\S+)/.exec(out)
+      if (match) resolve({ child, url: match[1] })
+    })
+    child.on('exit', (code) => reject(new Error(`daemon exited ${code}: ${out}`)))
+  })
+}
+
+async function stopDaemon(child) {
+  const exited = new Promise((resolve) => child.on('exit', resolve))
+  child.kill('SIGTERM')
+  await exited
+}
+
+async function streamLatency(root, engine, concurrentRuns) {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'hangar-bench-sse-'))
+  const project = path.join(scratch, 'project')
+  mkdirSync(project)
+  writeFileSync(
+    path.join(project, 'hangar.yaml'),
+    'agents:\n  fake: { adapter: cursor-agent, concurrency: 20 }\nserver: { maxConcurrentRuns: 20 }\n',
+  )
+  const env = {
+    ...process.env,
+    PATH: [path.join(root, 'test/fixtures/bin'), process.env.PATH].join(':'),
+    FAKE_CURSOR_STREAM: '400:5',
+  }
+  for (const name of Object.keys(env)) if (name.startsWith('HANGAR_')) delete env[name]
+  const schema = engine === 'postgres' ? await freshSchema() : undefined
+  if (schema) env.HANGAR_DATABASE_URL = schema.url
+  const bin = path.join(root, 'dist/src/bin/hangar.js')
+  const daemon = await startDaemon(bin, path.join(scratch, 'data'), env, project)
+  try {
+    const { token } = JSON.parse(readFileSync(path.join(scratch, 'data', 'daemon.json'), 'utf8'))
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
+    // [received at, latency] of every timestamped line, and each run's first and last such line.
+    const samples = []
+    const spans = []
+    let events = 0
+    const started = performance.now()
+    await Promise.all(
+      Array.from({ length: concurrentRuns }, async () => {
+        const run = await (
+          await fetch(`${daemon.url}/api/runs`, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify({ agent: 'fake', prompt: 'NOTOOL' }),
+          })
+        ).json()
+        const response = await fetch(`${daemon.url}/api/runs/${run.id}/events`, { headers })
+        const decoder = new TextDecoder()
+        const span = { first: Infinity, last: 0 }
+        spans.push(span)
+        let buffer = ''
+        for await (const chunk of response.body) {
+          const now = Date.now()
+          buffer += decoder.decode(chunk, { stream: true })
+          const lines = buffer.split('\n')
+          buffer = lines.pop()
+          for (const line of lines) {
+            if (!line.startsWith('data: ')) continue
+            events++
+            for (const match of line.matchAll(/\[t=(\d+)\]/g)) {
+              samples.push([now, now - Number(match[1])])
+              span.first = Math.min(span.first, now)
+              span.last = now
+            }
+          }
+        }
+      }),
+    )
+    // While every run streams at once: the CPU of starting 20 agent processes (spawn blocks the daemon's
+    // event loop) is outside the window, and shows in the figure over all lines.
+    const from = Math.max(...spans.map((span) => span.first))
+    const until = Math.min(...spans.map((span) => span.last))
+    return {
+      latencies: samples.map(([, latency]) => latency),
+      allStreaming: samples.filter(([at]) => at >= from && at <= until).map(([, latency]) => latency),
+      eventsPerSecond: events / ((performance.now() - started) / 1000),
+    }
+  } finally {
+    await stopDaemon(daemon.child)
+    await schema?.drop()
+    rmSync(scratch, { recursive: true, force: true })
+  }
+}
+
+export async function benchEvents(root) {
+  const engines = {}
+  for (const engine of ['sqlite', 'postgres']) {
+    try {
+      engines[engine] = {
+        persist: await benchPersist(root, engine),
+        stream: {
+          one: await streamLatency(root, engine, 1),
+          many: await streamLatency(root, engine, CONCURRENT_RUNS),
+        },
+      }
+    } catch (error) {
+      if (engine !== 'postgres' || !['ECONNREFUSED', 'ENOTFOUND'].includes(error.code)) throw error
+      engines[engine] = { skipped: `no PostgreSQL at ${DATABASE_URL} (${error.code})` }
+    }
+  }
+  return engines
+}
+
+export function printEventBench(engines) {
+  const rate = (value) => Math.round(value).toLocaleString('en')
+  const pct = (values, p) => percentile(values, p).toFixed(1)
+  console.log('event pipeline (parse + persist through the event writer; stdout → SSE):')
+  for (const [engine, result] of Object.entries(engines)) {
+    if (result.skipped) {
+      console.log(`  ${engine}: skipped, ${result.skipped}`)
+      continue
+    }
+    for (const { adapterId, lines, parsePerSecond, one, many } of result.persist) {
+      console.log(
+        `  ${engine}, ${adapterId} stream (${lines} lines): parse ${rate(parsePerSecond)} events/s; parse + persist, 1 run ${rate(one.perSecond)} events/s, ${CONCURRENT_RUNS} runs ${rate(many.perSecond)} events/s (${one.events} events stored as ${one.stored} after coalescing)`,
+      )
+    }
+    for (const [label, stream] of [
+      ['1 run', result.stream.one],
+      [`${CONCURRENT_RUNS} runs`, result.stream.many],
+    ]) {
+      const steady =
+        stream.allStreaming.length > 0
+          ? `; while all stream: p50 ${pct(stream.allStreaming, 50)} ms  p99 ${pct(stream.allStreaming, 99)} ms  (n=${stream.allStreaming.length})`
+          : ''
+      console.log(
+        `  ${engine}, agent stdout → SSE client, ${label}: p50 ${pct(stream.latencies, 50)} ms  p99 ${pct(stream.latencies, 99)} ms  (n=${stream.latencies.length})${steady}; ${Math.round(stream.eventsPerSecond)} events/s delivered`,
+      )
+    }
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
+  printEventBench(await benchEvents(root))
+}
