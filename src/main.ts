@@ -228,6 +228,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       ? { vault: createVault(keyringSource.keyring) }
       : { vault: null, reason: keyringSource.reason }
     const auth = createAuthService({ store, clock })
+    // Several daemons on one PostgreSQL: a proxy token revoked by any of them is forgotten by all.
+    const stopProxyRevocations = await auth.listenForProxyRevocations({
+      onError: (error) => log.warn('proxy-token revocations lost their connection', { error }),
+    })
     const credentials = createCredentialsService({
       store,
       vaultState,
@@ -465,6 +469,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       async close() {
         bus.close()
         await clusterSource?.close()
+        await stopProxyRevocations()
         await targets.close()
         await store.close()
       },

@@ -206,8 +206,8 @@ export function createModelProxy(options: {
   }
 
   const handler = createProxyHandler({
-    // Read per request, never cached: a revoked token (or a disabled user) stops at the next request, on
-    // every daemon sharing the store.
+    // From memory after the first request; a revocation through the auth service stops the token at the
+    // next request on this daemon, and on the others sharing a PostgreSQL once its NOTIFY arrives.
     authenticate: (token) => auth.authenticateProxy(token),
     upstreamFor: (session, family) => upstreams.upstreamFor(session, family),
     feedsFor: async (session) => ({ feeds: await manifestFor(session.profile, session.userId), project }),
@@ -300,9 +300,8 @@ export function createModelProxy(options: {
 
   /** Ends a run's proxy session: its token is revoked; its totals when any request went through the proxy. */
   async function closeRun(userId: string, runId: string): Promise<UsageTotals | undefined> {
-    const scope = store.forUser(userId)
-    await scope.tokens.revokeForRun(runId)
-    const { usage, requests } = await scope.proxyRequests.totalsForRun(runId)
+    await auth.revokeRunTokens(userId, runId)
+    const { usage, requests } = await store.forUser(userId).proxyRequests.totalsForRun(runId)
     return requests > 0 ? usage : undefined
   }
 
