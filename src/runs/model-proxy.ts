@@ -24,7 +24,7 @@ import type { AuthService, Principal } from '../store/auth-service.js'
 import type { CredentialsService } from '../store/credentials-service.js'
 import type { Store } from '../store/store.js'
 import type { BuiltinProxyRoute } from './builtin-model.js'
-import { budgetStatus } from './budgets.js'
+import { createBudgetLedger } from './budget-ledger.js'
 import { feedsNotDeliveredEvent, type UndeliveredFeeds, type UnproxiedCause } from './feeds-delivery.js'
 import { createProxyUpstreams } from './proxy-upstreams.js'
 import type { RunActivity } from './run-limits.js'
@@ -112,6 +112,7 @@ export function createModelProxy(options: {
       },
     })
   const manifests = new Map<string, ResolvedFeed[]>()
+  const budgets = createBudgetLedger({ config, store })
   let baseUrl: string | undefined
 
   /**
@@ -141,7 +142,7 @@ export function createModelProxy(options: {
   }
 
   async function budgetExceeded(session: ProxySession): Promise<string | undefined> {
-    const budget = await budgetStatus({ config, store }, session.userId, session.profile)
+    const budget = await budgets.status(session.userId, session.profile)
     if (!budget || budget.spentUsd < budget.usd) return undefined
     const where = config.agents[session.profile] ? 'hangar.yaml' : 'its profile'
     const message = `the budget of agent "${session.profile}" is used up: $${budget.spentUsd.toFixed(2)} of $${budget.usd} in the last ${budget.window} (budget in ${where})`
@@ -187,6 +188,8 @@ export function createModelProxy(options: {
     } catch (error) {
       log.error('could not record a proxied request', { error })
     }
+    // Counted even when the row could not be stored: the money was spent.
+    if (costUsd !== undefined) budgets.metered(session.userId, session.profile, costUsd)
     if (session.runId && request.runError)
       options.runs.emitTo(session.runId, { type: 'error', ...request.runError })
     if (session.runId && request.usage)
