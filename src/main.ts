@@ -59,6 +59,8 @@ export interface RuntimeOptions {
   logLevel?: LogLevel
   logDestination?: NodeJS.WritableStream
   clock?: Clock
+  /** How often the proxy's request log is written behind (default 25 ms); tests stretch it. */
+  requestLogFlushMs?: number
 }
 
 export interface Runtime {
@@ -275,6 +277,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       projectDir: options.projectDir,
       log,
       activity: runActivity,
+      ...(options.requestLogFlushMs !== undefined && { requestLogFlushMs: options.requestLogFlushMs }),
     })
     // Whatever a tool reads or prints is redacted before the loop, an MCP client or the store sees it.
     const tools = createToolRegistry(redactToolOutputs(createWorkspaceTools(), redactor.text))
@@ -470,6 +473,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         bus.close()
         await clusterSource?.close()
         await stopProxyRevocations()
+        await modelProxy.close()
         await targets.close()
         await store.close()
       },

@@ -24,7 +24,13 @@ export interface BudgetLedger {
   metered(userId: string, profile: string, costUsd: number): void
 }
 
-export function createBudgetLedger(deps: BudgetDeps & { reseedMs?: number }): BudgetLedger {
+export function createBudgetLedger(
+  deps: BudgetDeps & {
+    reseedMs?: number
+    /** Stores what was metered but not yet written (the request log is written behind). */
+    beforeSeed?: () => Promise<void>
+  },
+): BudgetLedger {
   const reseedMs = deps.reseedMs ?? BUDGET_RESEED_MS
   const now = () => deps.now?.() ?? new Date()
   // user → profile → window → spend. A profile's budget may change its window; each window is its own sum.
@@ -41,9 +47,8 @@ export function createBudgetLedger(deps: BudgetDeps & { reseedMs?: number }): Bu
   function seed(userId: string, profile: string, since: string, spend: Spend): Promise<void> {
     const startedAtMs = now().getTime()
     const seeding = { meteredUsd: 0, done: Promise.resolve() }
-    seeding.done = deps.store
-      .forUser(userId)
-      .proxyRequests.spentSince(profile, since)
+    seeding.done = Promise.resolve(deps.beforeSeed?.())
+      .then(() => deps.store.forUser(userId).proxyRequests.spentSince(profile, since))
       .then((stored) => {
         // Metered during the read: counted, whether or not the read saw it (never less than spent).
         spend.spentUsd = stored + seeding.meteredUsd

@@ -25,6 +25,7 @@ import type { CredentialsService } from '../store/credentials-service.js'
 import type { Store } from '../store/store.js'
 import type { BuiltinProxyRoute } from './builtin-model.js'
 import { createBudgetLedger } from './budget-ledger.js'
+import { createRequestLogWriter } from './request-log-writer.js'
 import { feedsNotDeliveredEvent, type UndeliveredFeeds, type UnproxiedCause } from './feeds-delivery.js'
 import { createProxyUpstreams } from './proxy-upstreams.js'
 import type { RunActivity } from './run-limits.js'
@@ -97,6 +98,8 @@ export function createModelProxy(options: {
   instanceId?: string
   /** Told of each request of a run, so a run waiting on its model is not idle (run-limits). */
   activity?: Pick<RunActivity, 'requestStarted'>
+  /** How often the request log is written behind (default REQUEST_LOG_FLUSH_MS). */
+  requestLogFlushMs?: number
 }) {
   const { store, auth, config, env, log } = options
   const upstreams = createProxyUpstreams({ ...options, profileFor })
@@ -112,7 +115,13 @@ export function createModelProxy(options: {
       },
     })
   const manifests = new Map<string, ResolvedFeed[]>()
-  const budgets = createBudgetLedger({ config, store })
+  const requestLog = createRequestLogWriter({
+    store,
+    log,
+    ...(options.requestLogFlushMs !== undefined && { flushMs: options.requestLogFlushMs }),
+  })
+  // Metered before being written: a re-seed first stores what is queued, so it counts everything once.
+  const budgets = createBudgetLedger({ config, store, beforeSeed: () => requestLog.flush() })
   let baseUrl: string | undefined
 
   /**
@@ -166,29 +175,24 @@ export function createModelProxy(options: {
     const costUsd = request.usage ? costOf(request.usage) : undefined
     if (costUsd !== undefined) usage.costUsd = costUsd
     const model = request.usage?.model ?? request.model
-    try {
-      await store.forUser(session.userId).proxyRequests.record({
-        id: newId('preq'),
-        runId: session.runId,
-        tokenId: session.tokenId,
-        profile: session.profile,
-        family: request.family,
-        method: request.method,
-        path: request.path,
-        model: model ?? null,
-        stream: request.stream,
-        status: request.status,
-        feeds: request.feeds,
-        usage,
-        costUsd: costUsd ?? null,
-        error: request.error ?? null,
-        startedAt: request.startedAt.toISOString(),
-        durationMs: request.durationMs,
-      })
-    } catch (error) {
-      log.error('could not record a proxied request', { error })
-    }
-    // Counted even when the row could not be stored: the money was spent.
+    requestLog.add(session.userId, {
+      id: newId('preq'),
+      runId: session.runId,
+      tokenId: session.tokenId,
+      profile: session.profile,
+      family: request.family,
+      method: request.method,
+      path: request.path,
+      model: model ?? null,
+      stream: request.stream,
+      status: request.status,
+      feeds: request.feeds,
+      usage,
+      costUsd: costUsd ?? null,
+      error: request.error ?? null,
+      startedAt: request.startedAt.toISOString(),
+      durationMs: request.durationMs,
+    })
     if (costUsd !== undefined) budgets.metered(session.userId, session.profile, costUsd)
     if (session.runId && request.runError)
       options.runs.emitTo(session.runId, { type: 'error', ...request.runError })
@@ -304,11 +308,18 @@ export function createModelProxy(options: {
   /** Ends a run's proxy session: its token is revoked; its totals when any request went through the proxy. */
   async function closeRun(userId: string, runId: string): Promise<UsageTotals | undefined> {
     await auth.revokeRunTokens(userId, runId)
+    await requestLog.flush()
     const { usage, requests } = await store.forUser(userId).proxyRequests.totalsForRun(runId)
     return requests > 0 ? usage : undefined
   }
 
   return {
+    /** Stores the request log still queued (a clean stop). */
+    close: () => requestLog.close(),
+    /** Rows of the request log queued, not yet written. */
+    get queuedRequests() {
+      return requestLog.queued
+    },
     handler: handler as (req: IncomingMessage, res: ServerResponse) => Promise<void>,
     fetcher,
     manifestFor,
