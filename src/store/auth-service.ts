@@ -67,6 +67,16 @@ export function createAuthService(options: AuthServiceOptions) {
     maxAgeMs: PROXY_TOUCH_EVERY_MS,
   })
 
+  // SQLite: another process (`hangar token revoke`, a second daemon on the file) may have revoked a token;
+  // whenever anything else committed, nothing cached is trusted (PostgreSQL tells through NOTIFY instead).
+  let othersWrote = store.writesByOthers?.()
+  function dropIfOthersWrote(): void {
+    const now = store.writesByOthers?.()
+    if (now === othersWrote) return
+    othersWrote = now
+    proxySessions.clear()
+  }
+
   /** This node forgets at once; the others when the NOTIFY reaches them (PostgreSQL only). */
   async function revoked(notice: RevocationNotice): Promise<void> {
     forgetRevoked(proxySessions, notice)
@@ -179,6 +189,7 @@ export function createAuthService(options: AuthServiceOptions) {
       const parsed = parseToken(secret, 'pat')
       if (!parsed) return undefined
       const key = hashSecret(secret)
+      dropIfOthersWrote()
       const cached = proxySessions.get(key, clock().getTime())
       if (cached) return cached
       const generation = proxySessions.generation()

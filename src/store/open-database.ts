@@ -21,6 +21,12 @@ export interface DatabaseHandle {
   location: string
   /** LISTEN/NOTIFY between the processes sharing the database (PostgreSQL only). */
   notifications?: StoreNotifications
+  /**
+   * A number that changes whenever another connection (another process: a CLI command, a second daemon)
+   * commits to the database — SQLite's `data_version`, read without a query through Kysely. Undefined on
+   * PostgreSQL, where `notifications` tells what changed.
+   */
+  writesByOthers?: () => number
   close(): Promise<void>
 }
 
@@ -108,10 +114,12 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
     })
   }
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  const dataVersion = sqlite.prepare('PRAGMA data_version').pluck()
   return {
     db,
     engine: 'sqlite',
     location: file,
+    writesByOthers: () => dataVersion.get() as number,
     close: async () => {
       await db.destroy()
     },

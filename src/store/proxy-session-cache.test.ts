@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { STORE_ENGINES, type TestStore } from '../../test/helpers/store-engines.js'
 import { type AuthService, createAuthService } from './auth-service.js'
 import type { User } from './repositories/users-repository.js'
+import { openStore, type Store } from './store.js'
 
 async function waitFor(condition: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
@@ -157,5 +158,36 @@ describe('proxy session cache across nodes (postgres)', () => {
     expect(await b.authenticateProxy(token)).toBeDefined()
     await a.revokeRunTokens(owner.id, run.id)
     await waitFor(async () => (await b.authenticateProxy(token)) === undefined, 'node b to refuse the token')
+  })
+})
+
+describe('proxy session cache, another process on the same SQLite file', () => {
+  let testStore: TestStore
+  let other: Store
+  let owner: User
+
+  beforeEach(async () => {
+    testStore = await STORE_ENGINES.find((engine) => engine.name === 'sqlite')!.open()
+    // Its own connection, as `hangar token revoke` in another process has.
+    other = await openStore({ dataDir: testStore.dataDir })
+    owner = await testStore.store.users.create({ name: 'owner', role: 'owner' })
+  })
+  afterEach(async () => {
+    await other.close()
+    await testStore.dispose()
+  })
+
+  it('a token revoked by another process is refused on the very next request', async () => {
+    const daemon = createAuthService({ store: testStore.store })
+    const cli = createAuthService({ store: other })
+    const { token, record } = await cli.createToken('system', owner.id, {
+      name: 'p',
+      kind: 'proxy',
+      profile: 'reviewer',
+    })
+    expect(await daemon.authenticateProxy(token)).toBeDefined()
+    expect(await daemon.authenticateProxy(token)).toBeDefined()
+    await cli.revokeToken('system', owner.id, record.id)
+    expect(await daemon.authenticateProxy(token)).toBeUndefined()
   })
 })
