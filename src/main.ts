@@ -59,6 +59,8 @@ export interface RuntimeOptions {
   logLevel?: LogLevel
   logDestination?: NodeJS.WritableStream
   clock?: Clock
+  /** How often the proxy's request log is written behind (default 25 ms); tests stretch it. */
+  requestLogFlushMs?: number
 }
 
 export interface Runtime {
@@ -228,6 +230,10 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       ? { vault: createVault(keyringSource.keyring) }
       : { vault: null, reason: keyringSource.reason }
     const auth = createAuthService({ store, clock })
+    // Several daemons on one PostgreSQL: a proxy token revoked by any of them is forgotten by all.
+    const stopProxyRevocations = await auth.listenForProxyRevocations({
+      onError: (error) => log.warn('proxy-token revocations lost their connection', { error }),
+    })
     const credentials = createCredentialsService({
       store,
       vaultState,
@@ -271,6 +277,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       projectDir: options.projectDir,
       log,
       activity: runActivity,
+      ...(options.requestLogFlushMs !== undefined && { requestLogFlushMs: options.requestLogFlushMs }),
     })
     // Whatever a tool reads or prints is redacted before the loop, an MCP client or the store sees it.
     const tools = createToolRegistry(redactToolOutputs(createWorkspaceTools(), redactor.text))
@@ -465,6 +472,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       async close() {
         bus.close()
         await clusterSource?.close()
+        await stopProxyRevocations()
+        await modelProxy.close()
         await targets.close()
         await store.close()
       },

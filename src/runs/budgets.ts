@@ -30,17 +30,26 @@ async function statusOf(
   return { profile, usd: budget.usd, window: budget.window, since, spentUsd, fraction: spentUsd / budget.usd }
 }
 
+/** The budget a profile has, if any: hangar.yaml's, else the user's own profile's. */
+export async function budgetOf(
+  deps: BudgetDeps,
+  userId: string,
+  profile: string,
+): Promise<Budget | undefined> {
+  // Runs on every proxied request: one row read at most, none for hangar.yaml's or a bare adapter id.
+  const configured = deps.config.agents[profile]
+  const stored =
+    configured || isAdapterId(profile) ? undefined : await deps.store.forUser(userId).profiles.get(profile)
+  return configured?.budget ?? ProfileSchema.shape.budget.safeParse(stored?.definition.budget).data
+}
+
 /** The budget of one profile and what it spent, or undefined when the profile has none. */
 export async function budgetStatus(
   deps: BudgetDeps,
   userId: string,
   profile: string,
 ): Promise<BudgetStatus | undefined> {
-  // Runs on every proxied request: one row read at most, none for a bare adapter id (it has no profile).
-  const configured = deps.config.agents[profile]
-  const stored =
-    configured || isAdapterId(profile) ? undefined : await deps.store.forUser(userId).profiles.get(profile)
-  const budget = configured?.budget ?? ProfileSchema.shape.budget.safeParse(stored?.definition.budget).data
+  const budget = await budgetOf(deps, userId, profile)
   return budget ? statusOf(deps, userId, profile, budget) : undefined
 }
 

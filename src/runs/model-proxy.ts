@@ -24,7 +24,8 @@ import type { AuthService, Principal } from '../store/auth-service.js'
 import type { CredentialsService } from '../store/credentials-service.js'
 import type { Store } from '../store/store.js'
 import type { BuiltinProxyRoute } from './builtin-model.js'
-import { budgetStatus } from './budgets.js'
+import { createBudgetLedger } from './budget-ledger.js'
+import { createRequestLogWriter } from './request-log-writer.js'
 import { feedsNotDeliveredEvent, type UndeliveredFeeds, type UnproxiedCause } from './feeds-delivery.js'
 import { createProxyUpstreams } from './proxy-upstreams.js'
 import type { RunActivity } from './run-limits.js'
@@ -97,6 +98,8 @@ export function createModelProxy(options: {
   instanceId?: string
   /** Told of each request of a run, so a run waiting on its model is not idle (run-limits). */
   activity?: Pick<RunActivity, 'requestStarted'>
+  /** How often the request log is written behind (default REQUEST_LOG_FLUSH_MS). */
+  requestLogFlushMs?: number
 }) {
   const { store, auth, config, env, log } = options
   const upstreams = createProxyUpstreams({ ...options, profileFor })
@@ -112,6 +115,13 @@ export function createModelProxy(options: {
       },
     })
   const manifests = new Map<string, ResolvedFeed[]>()
+  const requestLog = createRequestLogWriter({
+    store,
+    log,
+    ...(options.requestLogFlushMs !== undefined && { flushMs: options.requestLogFlushMs }),
+  })
+  // Metered before being written: a re-seed first stores what is queued, so it counts everything once.
+  const budgets = createBudgetLedger({ config, store, beforeSeed: () => requestLog.flush() })
   let baseUrl: string | undefined
 
   /**
@@ -141,7 +151,7 @@ export function createModelProxy(options: {
   }
 
   async function budgetExceeded(session: ProxySession): Promise<string | undefined> {
-    const budget = await budgetStatus({ config, store }, session.userId, session.profile)
+    const budget = await budgets.status(session.userId, session.profile)
     if (!budget || budget.spentUsd < budget.usd) return undefined
     const where = config.agents[session.profile] ? 'hangar.yaml' : 'its profile'
     const message = `the budget of agent "${session.profile}" is used up: $${budget.spentUsd.toFixed(2)} of $${budget.usd} in the last ${budget.window} (budget in ${where})`
@@ -165,28 +175,25 @@ export function createModelProxy(options: {
     const costUsd = request.usage ? costOf(request.usage) : undefined
     if (costUsd !== undefined) usage.costUsd = costUsd
     const model = request.usage?.model ?? request.model
-    try {
-      await store.forUser(session.userId).proxyRequests.record({
-        id: newId('preq'),
-        runId: session.runId,
-        tokenId: session.tokenId,
-        profile: session.profile,
-        family: request.family,
-        method: request.method,
-        path: request.path,
-        model: model ?? null,
-        stream: request.stream,
-        status: request.status,
-        feeds: request.feeds,
-        usage,
-        costUsd: costUsd ?? null,
-        error: request.error ?? null,
-        startedAt: request.startedAt.toISOString(),
-        durationMs: request.durationMs,
-      })
-    } catch (error) {
-      log.error('could not record a proxied request', { error })
-    }
+    requestLog.add(session.userId, {
+      id: newId('preq'),
+      runId: session.runId,
+      tokenId: session.tokenId,
+      profile: session.profile,
+      family: request.family,
+      method: request.method,
+      path: request.path,
+      model: model ?? null,
+      stream: request.stream,
+      status: request.status,
+      feeds: request.feeds,
+      usage,
+      costUsd: costUsd ?? null,
+      error: request.error ?? null,
+      startedAt: request.startedAt.toISOString(),
+      durationMs: request.durationMs,
+    })
+    if (costUsd !== undefined) budgets.metered(session.userId, session.profile, costUsd)
     if (session.runId && request.runError)
       options.runs.emitTo(session.runId, { type: 'error', ...request.runError })
     if (session.runId && request.usage)
@@ -206,8 +213,8 @@ export function createModelProxy(options: {
   }
 
   const handler = createProxyHandler({
-    // Read per request, never cached: a revoked token (or a disabled user) stops at the next request, on
-    // every daemon sharing the store.
+    // From memory after the first request; a revocation through the auth service stops the token at the
+    // next request on this daemon, and on the others sharing a PostgreSQL once its NOTIFY arrives.
     authenticate: (token) => auth.authenticateProxy(token),
     upstreamFor: (session, family) => upstreams.upstreamFor(session, family),
     feedsFor: async (session) => ({ feeds: await manifestFor(session.profile, session.userId), project }),
@@ -300,13 +307,19 @@ export function createModelProxy(options: {
 
   /** Ends a run's proxy session: its token is revoked; its totals when any request went through the proxy. */
   async function closeRun(userId: string, runId: string): Promise<UsageTotals | undefined> {
-    const scope = store.forUser(userId)
-    await scope.tokens.revokeForRun(runId)
-    const { usage, requests } = await scope.proxyRequests.totalsForRun(runId)
+    await auth.revokeRunTokens(userId, runId)
+    await requestLog.flush()
+    const { usage, requests } = await store.forUser(userId).proxyRequests.totalsForRun(runId)
     return requests > 0 ? usage : undefined
   }
 
   return {
+    /** Stores the request log still queued (a clean stop). */
+    close: () => requestLog.close(),
+    /** Rows of the request log queued, not yet written. */
+    get queuedRequests() {
+      return requestLog.queued
+    },
     handler: handler as (req: IncomingMessage, res: ServerResponse) => Promise<void>,
     fetcher,
     manifestFor,

@@ -3,6 +3,13 @@
 // refused before any database lookup.
 import { AppError } from '../core/errors.js'
 import { type Clock, systemClock } from '../core/ids.js'
+import {
+  forgetRevoked,
+  listenForRevocations,
+  publishRevocation,
+  type RevocationNotice,
+} from './proxy-revocations.js'
+import { type CachedProxySession, createProxySessionCache } from './proxy-session-cache.js'
 import type { AccessTokenRecord, TokenKind, TokenScope } from './repositories/tokens-repository.js'
 import type { User } from './repositories/users-repository.js'
 import { hashSecret, mintToken, parseToken, type SecretTokenKind, secretMatches } from './secret-token.js'
@@ -12,8 +19,13 @@ export const DEFAULT_TOKEN_TTL_MS = 90 * 86_400_000
 export const LOGIN_LINK_TTL_MS = 15 * 60_000
 export const INVITE_LINK_TTL_MS = 7 * 86_400_000
 export const BROWSER_SESSION_TTL_MS = 30 * 86_400_000
-/** How stale a proxy token's `lastUsedAt` may get: the proxy's hot path skips the write in between. */
+/**
+ * How stale a proxy token's `lastUsedAt` may get: the proxy's hot path skips the write in between. Also how
+ * long a cached proxy session is trusted without reading the store (revocations through Hangar reach the
+ * cache at once; this bounds only changes made behind its back).
+ */
 const PROXY_TOUCH_EVERY_MS = 60_000
+const PROXY_CACHE_SIZE = 10_000
 /** 100 years. Longer would reach past year 9999, where ISO dates stop sorting (or stop existing). */
 export const MAX_TOKEN_TTL_MS = 36_500 * 86_400_000
 
@@ -42,12 +54,34 @@ const unauthorized = (message: string) =>
 export interface AuthServiceOptions {
   store: Store
   clock?: Clock
+  /** How many authenticated proxy sessions to keep in memory (default 10,000; 0 = none). */
+  proxyCacheSize?: number
 }
 
 export function createAuthService(options: AuthServiceOptions) {
   const { store } = options
   const clock = options.clock ?? systemClock
   const inFuture = (ms: number) => new Date(clock().getTime() + ms).toISOString()
+  const proxySessions = createProxySessionCache({
+    maxEntries: options.proxyCacheSize ?? PROXY_CACHE_SIZE,
+    maxAgeMs: PROXY_TOUCH_EVERY_MS,
+  })
+
+  // SQLite: another process (`hangar token revoke`, a second daemon on the file) may have revoked a token;
+  // whenever anything else committed, nothing cached is trusted (PostgreSQL tells through NOTIFY instead).
+  let othersWrote = store.writesByOthers?.()
+  function dropIfOthersWrote(): void {
+    const now = store.writesByOthers?.()
+    if (now === othersWrote) return
+    othersWrote = now
+    proxySessions.clear()
+  }
+
+  /** This node forgets at once; the others when the NOTIFY reaches them (PostgreSQL only). */
+  async function revoked(notice: RevocationNotice): Promise<void> {
+    forgetRevoked(proxySessions, notice)
+    await publishRevocation(store.notifications, notice)
+  }
 
   async function loadActiveUser(userId: string): Promise<User> {
     const user = await store.users.findById(userId)
@@ -117,7 +151,7 @@ export function createAuthService(options: AuthServiceOptions) {
       if (principal !== 'system' && principal.via === 'token') {
         throw new AppError('forbidden', 'a personal access token cannot manage tokens')
       }
-      return store.transaction(async (repositories) => {
+      const record = await store.transaction(async (repositories) => {
         const tokens = repositories.forUser(userId).tokens
         const existing = await tokens.get(tokenId)
         if (!existing)
@@ -127,28 +161,51 @@ export function createAuthService(options: AuthServiceOptions) {
         await audit(repositories, principal, userId, 'token.revoke', tokenId, { name: revoked.name })
         return revoked
       })
+      // Also when it was revoked already: a retry after a failed notify reaches the other nodes.
+      await revoked({ tokenId })
+      return record
     },
+
+    /** Revokes a run's proxy tokens (its end): refused from the next request on, on every node. */
+    async revokeRunTokens(userId: string, runId: string): Promise<void> {
+      await store.forUser(userId).tokens.revokeForRun(runId)
+      await revoked({ runId })
+    },
+
+    /** Keeps this node's proxy-session cache in step with revocations made on the others (PostgreSQL). */
+    async listenForProxyRevocations(handlers: { onError: (error: unknown) => void }) {
+      if (!store.notifications) return async () => {}
+      return listenForRevocations(store.notifications, proxySessions, handlers.onError)
+    },
+
+    /** How many proxy sessions are held in memory. */
+    cachedProxySessions: () => proxySessions.size,
 
     /**
      * The proxy token in a `/proxy/<token>/…` URL: a live PAT of kind `proxy`. Undefined for anything
      * else (the proxy answers 401 without saying why, in the family's own error shape).
      */
-    async authenticateProxy(
-      secret: string,
-    ): Promise<{ tokenId: string; userId: string; runId: string | null; profile: string } | undefined> {
+    async authenticateProxy(secret: string): Promise<CachedProxySession | undefined> {
       const parsed = parseToken(secret, 'pat')
       if (!parsed) return undefined
+      const key = hashSecret(secret)
+      dropIfOthersWrote()
+      const cached = proxySessions.get(key, clock().getTime())
+      if (cached) return cached
+      const generation = proxySessions.generation()
       const row = await store.authLookups.findToken(parsed.lookupId)
       if (!row || row.kind !== 'proxy' || !row.profile || !secretMatches(parsed.secret, row.secret_hash))
         return undefined
       if (row.revoked_at || row.expires_at <= clock().toISOString()) return undefined
       const user = await store.users.findById(row.user_id)
       if (!user || user.disabledAt) return undefined
-      // Read on every proxied request (so a revocation holds at once); written at most once a minute.
+      // Read when not cached (at most once a minute per token); written at most once a minute.
       const now = clock().getTime()
       if (!row.last_used_at || Date.parse(row.last_used_at) < now - PROXY_TOUCH_EVERY_MS)
         await store.authLookups.touchToken(row.id)
-      return { tokenId: row.id, userId: row.user_id, runId: row.run_id, profile: row.profile }
+      const session = { tokenId: row.id, userId: row.user_id, runId: row.run_id, profile: row.profile }
+      proxySessions.set(key, generation, { session, expiresAtMs: Date.parse(row.expires_at), nowMs: now })
+      return session
     },
 
     /** A PAT (`hgr_…`) or a CLI/browser session secret (`hgs_…`) presented as a bearer credential. */

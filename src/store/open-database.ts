@@ -28,6 +28,12 @@ export interface DatabaseHandle {
   notifications?: StoreNotifications
   /** The run-event insert on the engine's own driver, one reused statement (outside transactions). */
   appendRunEvents: RunEventsAppender
+  /**
+   * A number that changes whenever another connection (another process: a CLI command, a second daemon)
+   * commits to the database — SQLite's `data_version`, read without a query through Kysely. Undefined on
+   * PostgreSQL, where `notifications` tells what changed.
+   */
+  writesByOthers?: () => number
   close(): Promise<void>
 }
 
@@ -115,11 +121,13 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
     })
   }
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  const dataVersion = sqlite.prepare('PRAGMA data_version').pluck()
   return {
     db,
     engine: 'sqlite',
     location: file,
     appendRunEvents: createSqliteRunEventsAppender(db, sqlite),
+    writesByOthers: () => dataVersion.get() as number,
     close: async () => {
       await db.destroy()
     },

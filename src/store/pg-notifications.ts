@@ -48,7 +48,8 @@ export function createPgNotifications(url: string, db: Kysely<Database>, schema:
         const lost = (error?: unknown) => {
           if (client !== next || stopped) return
           client = undefined
-          if (error) handlers.onError?.(error)
+          // Told even of a quiet end: a listener may rely on hearing that it is missing payloads.
+          handlers.onError?.(error ?? new Error('the notification connection ended'))
           next.end().catch(() => {})
           scheduleReconnect()
         }

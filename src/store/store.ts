@@ -67,6 +67,8 @@ export interface Store extends Repositories {
   readonly location: string
   /** LISTEN/NOTIFY between the daemons sharing the store; undefined on SQLite (one process). */
   readonly notifications: StoreNotifications | undefined
+  /** Changes whenever another process commits to the database (SQLite); undefined on PostgreSQL. */
+  readonly writesByOthers: (() => number) | undefined
   /**
    * The redactor everything stored goes through (the runtime's one instance). Readers of data that may
    * predate redaction (API reads of conversations) pass it through again.
@@ -100,6 +102,7 @@ export function createStore(handle: DatabaseHandle, options: StoreOptions = {}):
     engine: handle.engine,
     location: handle.location,
     notifications: handle.notifications,
+    writesByOthers: handle.writesByOthers,
     redactor,
     transaction: (work) =>
       handle.db

@@ -271,10 +271,15 @@ describe('LLM proxy', () => {
     const upstream = mock.requests[0]!
     expect(upstream.headers.authorization).toBe(`Bearer ${OPENAI_KEY}`)
     expect((upstream.body as { stream_options?: unknown }).stream_options).toEqual({ include_usage: true })
-    const logged = await runtime.store
-      .forUser(runtime.owner.id)
-      .proxyRequests.spentSince('codex', new Date(Date.now() - 60_000).toISOString())
-    expect(logged).toBeGreaterThan(0)
+    // The request log is written behind (within its flush interval): wait for the row.
+    const spent = () =>
+      runtime.store
+        .forUser(runtime.owner.id)
+        .proxyRequests.spentSince('codex', new Date(Date.now() - 60_000).toISOString())
+    const deadline = Date.now() + 30_000
+    while ((await spent()) === 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(await spent()).toBeGreaterThan(0)
   })
 
   it('refuses a profile over its budget with a 403 in the family shape, without calling upstream', async () => {

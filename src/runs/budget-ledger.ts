@@ -1,0 +1,96 @@
+// What each budget has spent, kept in memory for the proxy: seeded from the store (the sum over the
+// budget's window), then raised as each request is metered, so checking a budget does not wait on the
+// store. A request is admitted while its budget is not spent, and counted when it is metered: a budget
+// overshoots by at most the requests in flight when it ran out. The store is read again every `reseedMs`
+// (default 5 s): what left the window stops counting then, and what other daemons sharing the store
+// spent is counted then (between re-seeds, on a cluster, a budget may overshoot by that too).
+import type { BudgetStatus } from '../core/api-types.js'
+import { parseDuration } from '../core/duration.js'
+import { type Budget, type BudgetDeps, budgetOf } from './budgets.js'
+
+export const BUDGET_RESEED_MS = 5_000
+
+interface Spend {
+  spentUsd: number
+  seededAtMs: number
+  /** A re-seed reading the store, and what was metered since it began (the read may miss it). */
+  seeding?: { done: Promise<void>; meteredUsd: number }
+}
+
+export interface BudgetLedger {
+  /** The profile's budget and what it spent, or undefined when it has none. */
+  status(userId: string, profile: string): Promise<BudgetStatus | undefined>
+  /** A request of the profile was metered at `costUsd` (stored already, or about to be). */
+  metered(userId: string, profile: string, costUsd: number): void
+}
+
+export function createBudgetLedger(
+  deps: BudgetDeps & {
+    reseedMs?: number
+    /** Stores what was metered but not yet written (the request log is written behind). */
+    beforeSeed?: () => Promise<void>
+  },
+): BudgetLedger {
+  const reseedMs = deps.reseedMs ?? BUDGET_RESEED_MS
+  const now = () => deps.now?.() ?? new Date()
+  // user → profile → window → spend. A profile's budget may change its window; each window is its own sum.
+  const spends = new Map<string, Map<string, Map<string, Spend>>>()
+
+  function windowsOf(userId: string, profile: string): Map<string, Spend> {
+    let byProfile = spends.get(userId)
+    if (!byProfile) spends.set(userId, (byProfile = new Map()))
+    let byWindow = byProfile.get(profile)
+    if (!byWindow) byProfile.set(profile, (byWindow = new Map()))
+    return byWindow
+  }
+
+  function seed(userId: string, profile: string, since: string, spend: Spend): Promise<void> {
+    const startedAtMs = now().getTime()
+    const seeding = { meteredUsd: 0, done: Promise.resolve() }
+    seeding.done = Promise.resolve(deps.beforeSeed?.())
+      .then(() => deps.store.forUser(userId).proxyRequests.spentSince(profile, since))
+      .then((stored) => {
+        // Metered during the read: counted, whether or not the read saw it (never less than spent).
+        spend.spentUsd = stored + seeding.meteredUsd
+        spend.seededAtMs = startedAtMs
+      })
+      .finally(() => {
+        if (spend.seeding === seeding) delete spend.seeding
+      })
+    spend.seeding = seeding
+    return seeding.done
+  }
+
+  async function spentOf(userId: string, profile: string, budget: Budget, since: string): Promise<number> {
+    const windows = windowsOf(userId, profile)
+    let spend = windows.get(budget.window)
+    if (!spend) windows.set(budget.window, (spend = { spentUsd: 0, seededAtMs: -Infinity }))
+    if (spend.seeding) await spend.seeding.done
+    else if (now().getTime() - spend.seededAtMs >= reseedMs) await seed(userId, profile, since, spend)
+    return spend.spentUsd
+  }
+
+  return {
+    async status(userId, profile) {
+      const budget = await budgetOf(deps, userId, profile)
+      if (!budget) return undefined
+      const since = new Date(now().getTime() - parseDuration(budget.window, 'budget window')).toISOString()
+      const spentUsd = await spentOf(userId, profile, budget, since)
+      return {
+        profile,
+        usd: budget.usd,
+        window: budget.window,
+        since,
+        spentUsd,
+        fraction: spentUsd / budget.usd,
+      }
+    },
+    metered(userId, profile, costUsd) {
+      if (!(costUsd > 0)) return
+      for (const spend of spends.get(userId)?.get(profile)?.values() ?? []) {
+        spend.spentUsd += costUsd
+        if (spend.seeding) spend.seeding.meteredUsd += costUsd
+      }
+    },
+  }
+}

@@ -1,0 +1,73 @@
+// The proxy's request log written behind: rows are queued on the request path and stored in batches, one
+// transaction per batch, within the flush interval; a clean stop stores everything queued.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { proxyRequestRow } from '../../test/helpers/proxy-request-row.js'
+import { STORE_ENGINES, type TestStore } from '../../test/helpers/store-engines.js'
+import { silentLogger } from '../core/logger.js'
+import { createRequestLogWriter, type RequestLogWriter } from './request-log-writer.js'
+
+describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
+  let testStore: TestStore
+  let userId: string
+  let writer: RequestLogWriter
+  let rows = 0
+  let runId: string
+
+  const row = () =>
+    proxyRequestRow({
+      id: `p${++rows}`,
+      profile: 'reviewer',
+      startedAt: new Date().toISOString(),
+      costUsd: 0.5,
+      runId,
+    })
+  const stored = async () =>
+    (await testStore.store.forUser(userId).proxyRequests.totalsForRun(runId)).requests
+
+  beforeEach(async () => {
+    testStore = await engine.open()
+    userId = (await testStore.store.users.create({ name: 'owner', role: 'owner' })).id
+    runId = (
+      await testStore.store
+        .forUser(userId)
+        .runs.create({ agent: 'a', adapter: 'builtin', prompt: 'p', cwd: '/w' })
+    ).id
+  })
+  afterEach(async () => {
+    vi.restoreAllMocks()
+    await writer.close()
+    await testStore.dispose()
+  })
+
+  it('stores what was queued in one transaction per batch', async () => {
+    // An interval no test waits out: only flush() stores.
+    writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 600_000 })
+    const transactions = vi.spyOn(testStore.store, 'transaction')
+    for (let i = 0; i < 5; i++) writer.add(userId, row())
+    expect(await stored()).toBe(0)
+    await writer.flush()
+    expect(await stored()).toBe(5)
+    expect(transactions).toHaveBeenCalledTimes(1)
+  })
+
+  it('stores a queued row by itself within the flush interval', async () => {
+    writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 20 })
+    writer.add(userId, row())
+    const deadline = Date.now() + 30_000
+    while ((await stored()) < 1) {
+      if (Date.now() > deadline) throw new Error('the row was never stored')
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  })
+
+  it('loses nothing on a clean stop', async () => {
+    writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 600_000 })
+    for (let i = 0; i < 250; i++) writer.add(userId, row())
+    await writer.close()
+    expect(await stored()).toBe(250)
+    // Metered after the stop (a request that was still in flight): stored at once.
+    writer.add(userId, row())
+    await writer.flush()
+    expect(await stored()).toBe(251)
+  })
+})

@@ -1,0 +1,193 @@
+// Proxy tokens answered from memory: a hit never reads the store, yet a revocation — of the token, or of a
+// run's tokens at its end — refuses the very next request on this node, and reaches the other nodes
+// sharing a PostgreSQL through NOTIFY. Expiry holds on a cached token; the cache stays within its size.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { STORE_ENGINES, type TestStore } from '../../test/helpers/store-engines.js'
+import { type AuthService, createAuthService } from './auth-service.js'
+import type { User } from './repositories/users-repository.js'
+import { openStore, type Store } from './store.js'
+
+async function waitFor(condition: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+describe.each(STORE_ENGINES)('proxy session cache ($name)', (engine) => {
+  let testStore: TestStore
+  let auth: AuthService
+  let owner: User
+  let now: Date
+
+  beforeEach(async () => {
+    now = new Date('2026-06-01T00:00:00.000Z')
+    testStore = await engine.open({ clock: () => now })
+    auth = createAuthService({ store: testStore.store, clock: () => now })
+    owner = await testStore.store.users.create({ name: 'owner', role: 'owner' })
+  })
+  afterEach(async () => {
+    vi.restoreAllMocks()
+    await testStore.dispose()
+  })
+
+  const proxyToken = (input: { runId?: string; expiresInMs?: number } = {}) =>
+    auth.createToken('system', owner.id, { name: 'p', kind: 'proxy', profile: 'reviewer', ...input })
+
+  it('answers a known token from memory, without reading the store', async () => {
+    const { token, record } = await proxyToken()
+    expect(await auth.authenticateProxy(token)).toMatchObject({ tokenId: record.id, profile: 'reviewer' })
+    const lookup = vi.spyOn(testStore.store.authLookups, 'findToken')
+    const users = vi.spyOn(testStore.store.users, 'findById')
+    for (let i = 0; i < 3; i++)
+      expect(await auth.authenticateProxy(token)).toMatchObject({ tokenId: record.id, userId: owner.id })
+    expect(lookup).not.toHaveBeenCalled()
+    expect(users).not.toHaveBeenCalled()
+  })
+
+  it('refuses a revoked token on the very next request', async () => {
+    const { token, record } = await proxyToken()
+    expect(await auth.authenticateProxy(token)).toBeDefined()
+    await auth.revokeToken('system', owner.id, record.id)
+    expect(await auth.authenticateProxy(token)).toBeUndefined()
+  })
+
+  it("refuses a run's tokens on the very next request once the run's tokens are revoked", async () => {
+    const run = await testStore.store
+      .forUser(owner.id)
+      .runs.create({ agent: 'reviewer', adapter: 'claude-code', prompt: 'p', cwd: '/w' })
+    const first = await proxyToken({ runId: run.id })
+    const second = await proxyToken({ runId: run.id })
+    const other = await proxyToken()
+    for (const { token } of [first, second, other]) expect(await auth.authenticateProxy(token)).toBeDefined()
+    await auth.revokeRunTokens(owner.id, run.id)
+    expect(await auth.authenticateProxy(first.token)).toBeUndefined()
+    expect(await auth.authenticateProxy(second.token)).toBeUndefined()
+    expect(await auth.authenticateProxy(other.token)).toBeDefined()
+  })
+
+  it('refuses a cached token once it has expired', async () => {
+    const { token } = await proxyToken({ expiresInMs: 60_000 })
+    expect(await auth.authenticateProxy(token)).toBeDefined()
+    now = new Date(now.getTime() + 60_000)
+    expect(await auth.authenticateProxy(token)).toBeUndefined()
+  })
+
+  it('does not cache a session read while a revocation went through', async () => {
+    const { token, record } = await proxyToken()
+    // The lookup reads the row, then the revocation commits before the lookup finishes.
+    const lookups = testStore.store.authLookups
+    const realFind = lookups.findToken.bind(lookups)
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const slow = vi.spyOn(lookups, 'findToken').mockImplementationOnce(async (id) => {
+      const row = await realFind(id)
+      await gate
+      return row
+    })
+    const inFlight = auth.authenticateProxy(token)
+    await waitFor(async () => slow.mock.calls.length > 0, 'the lookup to start')
+    await auth.revokeToken('system', owner.id, record.id)
+    release()
+    expect(await inFlight).toBeDefined() // concurrent with the revocation: it may pass
+    expect(await auth.authenticateProxy(token)).toBeUndefined()
+  })
+
+  it('holds at most its bound of sessions', async () => {
+    const small = createAuthService({ store: testStore.store, clock: () => now, proxyCacheSize: 2 })
+    const tokens = await Promise.all([proxyToken(), proxyToken(), proxyToken()])
+    for (const { token } of tokens) expect(await small.authenticateProxy(token)).toBeDefined()
+    expect(small.cachedProxySessions()).toBe(2)
+    // The evicted one is read from the store again, and still works.
+    const lookup = vi.spyOn(testStore.store.authLookups, 'findToken')
+    expect(await small.authenticateProxy(tokens[0]!.token)).toBeDefined()
+    expect(lookup).toHaveBeenCalledTimes(1)
+  })
+})
+
+const postgres = STORE_ENGINES.find((engine) => engine.name === 'postgres')!
+
+describe('proxy session cache across nodes (postgres)', () => {
+  let testStore: TestStore
+  let owner: User
+  const stops: (() => Promise<void>)[] = []
+  // A clock that stands still: a cached session would never be re-read on its own.
+  const now = new Date('2026-06-01T00:00:00.000Z')
+
+  beforeEach(async () => {
+    testStore = await postgres.open({ clock: () => now })
+    owner = await testStore.store.users.create({ name: 'owner', role: 'owner' })
+  })
+  afterEach(async () => {
+    for (const stop of stops.splice(0)) await stop()
+    await testStore.dispose()
+  })
+
+  async function node(): Promise<AuthService> {
+    const auth = createAuthService({ store: testStore.store, clock: () => now })
+    stops.push(await auth.listenForProxyRevocations({ onError: () => {} }))
+    return auth
+  }
+
+  it('a token revoked on one node is refused by the other, which had it cached', async () => {
+    const [a, b] = [await node(), await node()]
+    const { token, record } = await a.createToken('system', owner.id, {
+      name: 'p',
+      kind: 'proxy',
+      profile: 'reviewer',
+    })
+    expect(await b.authenticateProxy(token)).toBeDefined()
+    expect(await a.authenticateProxy(token)).toBeDefined()
+    await a.revokeToken('system', owner.id, record.id)
+    expect(await a.authenticateProxy(token)).toBeUndefined()
+    await waitFor(async () => (await b.authenticateProxy(token)) === undefined, 'node b to refuse the token')
+  })
+
+  it("a run's tokens revoked on one node are refused by the other", async () => {
+    const [a, b] = [await node(), await node()]
+    const run = await testStore.store
+      .forUser(owner.id)
+      .runs.create({ agent: 'reviewer', adapter: 'claude-code', prompt: 'p', cwd: '/w' })
+    const { token } = await a.createToken('system', owner.id, {
+      name: 'p',
+      kind: 'proxy',
+      profile: 'reviewer',
+      runId: run.id,
+    })
+    expect(await b.authenticateProxy(token)).toBeDefined()
+    await a.revokeRunTokens(owner.id, run.id)
+    await waitFor(async () => (await b.authenticateProxy(token)) === undefined, 'node b to refuse the token')
+  })
+})
+
+describe('proxy session cache, another process on the same SQLite file', () => {
+  let testStore: TestStore
+  let other: Store
+  let owner: User
+
+  beforeEach(async () => {
+    testStore = await STORE_ENGINES.find((engine) => engine.name === 'sqlite')!.open()
+    // Its own connection, as `hangar token revoke` in another process has.
+    other = await openStore({ dataDir: testStore.dataDir })
+    owner = await testStore.store.users.create({ name: 'owner', role: 'owner' })
+  })
+  afterEach(async () => {
+    await other.close()
+    await testStore.dispose()
+  })
+
+  it('a token revoked by another process is refused on the very next request', async () => {
+    const daemon = createAuthService({ store: testStore.store })
+    const cli = createAuthService({ store: other })
+    const { token, record } = await cli.createToken('system', owner.id, {
+      name: 'p',
+      kind: 'proxy',
+      profile: 'reviewer',
+    })
+    expect(await daemon.authenticateProxy(token)).toBeDefined()
+    expect(await daemon.authenticateProxy(token)).toBeDefined()
+    await cli.revokeToken('system', owner.id, record.id)
+    expect(await daemon.authenticateProxy(token)).toBeUndefined()
+  })
+})
