@@ -4,33 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import pg from 'pg'
-
-const DATABASE_URL = process.env.HANGAR_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-
-async function freshSchema() {
-  const schema = `hangar_bench_${Date.now().toString(36)}`
-  const client = new pg.Client({ connectionString: DATABASE_URL })
-  await client.connect()
-  await client.query(`CREATE SCHEMA ${schema}`)
-  await client.end()
-  const url = new URL(DATABASE_URL)
-  url.searchParams.set('options', `-c search_path=${schema}`)
-  return {
-    url: url.toString(),
-    async drop() {
-      const admin = new pg.Client({ connectionString: DATABASE_URL })
-      await admin.connect()
-      await admin.query(`DROP SCHEMA ${schema} CASCADE`)
-      await admin.end()
-    },
-  }
-}
-
-function percentile(values, p) {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
-}
+import { DATABASE_URL, freshSchema, percentile } from './bench-support.mjs'
 
 export async function benchCluster(root) {
   const { openStore } = await import(path.join(root, 'dist/src/store/store.js'))

@@ -11,41 +11,16 @@ import os from 'node:os'
 import path from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { pathToFileURL } from 'node:url'
-import pg from 'pg'
+import { DATABASE_URL, freshSchema, percentile } from './bench-support.mjs'
 
-const DATABASE_URL = process.env.HANGAR_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const REPLAYS = 2000
 const CONCURRENT_RUNS = 20
-
-function percentile(values, p) {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
-}
-
-async function freshSchema() {
-  const schema = `hangar_bench_events_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`
-  const client = new pg.Client({ connectionString: DATABASE_URL })
-  await client.connect()
-  await client.query(`CREATE SCHEMA ${schema}`)
-  await client.end()
-  const url = new URL(DATABASE_URL)
-  url.searchParams.set('options', `-c search_path=${schema}`)
-  return {
-    url: url.toString(),
-    async drop() {
-      const admin = new pg.Client({ connectionString: DATABASE_URL })
-      await admin.connect()
-      await admin.query(`DROP SCHEMA ${schema} CASCADE`)
-      await admin.end()
-    },
-  }
-}
 
 /** An empty store on `engine`, and how to throw it away. */
 async function openBenchStore(root, engine) {
   const { openStore } = await import(path.join(root, 'dist/src/store/store.js'))
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hangar-bench-events-'))
-  const schema = engine === 'postgres' ? await freshSchema() : undefined
+  const schema = engine === 'postgres' ? await freshSchema('hangar_bench_events') : undefined
   const store = await openStore({ dataDir, ...(schema && { url: schema.url }) })
   return {
     store,
@@ -175,7 +150,7 @@ async function streamLatency(root, engine, concurrentRuns) {
     FAKE_CURSOR_STREAM: '400:5',
   }
   for (const name of Object.keys(env)) if (name.startsWith('HANGAR_')) delete env[name]
-  const schema = engine === 'postgres' ? await freshSchema() : undefined
+  const schema = engine === 'postgres' ? await freshSchema('hangar_bench_events') : undefined
   if (schema) env.HANGAR_DATABASE_URL = schema.url
   const bin = path.join(root, 'dist/src/bin/hangar.js')
   const daemon = await startDaemon(bin, path.join(scratch, 'data'), env, project)

@@ -8,16 +8,12 @@ import http from 'node:http'
 import { createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
+import { percentile } from './bench-support.mjs'
 
 const here = path.dirname(new URL(import.meta.url).pathname)
 const PORTKEY_DIR = path.join(os.homedir(), '.cache', 'hangar', 'portkey-1.15.2')
 const PORTKEY_PACKAGES = ['@portkey-ai/gateway@1.15.2', 'hono@4.9.7', '@hono/node-server@1.13.5']
 const CLOCK_TICKS = 100
-
-function percentile(values, p) {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
-}
 
 function startChild(command, args, options = {}) {
   return new Promise((resolve, reject) => {

@@ -10,15 +10,12 @@ import { benchProxy, printProxyBench } from './bench-proxy.mjs'
 import { benchCluster, printClusterBench } from './bench-cluster.mjs'
 import { benchWeb, printWebBench } from './bench-web.mjs'
 import { benchWorkspaceSync, formatBytes } from './bench-workspace-sync.mjs'
+import { percentile } from './bench-support.mjs'
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const bin = path.join(root, 'dist/src/bin/hangar.js')
 const RUNS = Number(process.env.BENCH_RUNS ?? 10)
 
-function percentile(values, p) {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
-}
 const summary = (values, unit) =>
   `p50 ${percentile(values, 50).toFixed(1)}${unit}  p90 ${percentile(values, 90).toFixed(1)}${unit}  max ${Math.max(...values).toFixed(1)}${unit}  (n=${values.length})`
 
