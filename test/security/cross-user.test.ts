@@ -149,6 +149,8 @@ describe('cross-user boundaries', () => {
         ['GET', `/api/runs/${owned.runId}/requests`],
         ['POST', `/api/runs/${owned.runId}/cancel`],
         ['POST', `/api/runs/${owned.runId}/finalize`],
+        ['POST', `/api/runs/${owned.runId}/resume`, { prompt: 'go on' }],
+        ['POST', '/api/runs', { prompt: 'go on', resumeRunId: owned.runId }],
         ['POST', '/api/runs', { agent: 'builtin', prompt: 'after', dependsOn: [owned.runId] }],
         ['POST', '/api/runs', { agent: 'builtin', prompt: 'join', conversationId: owned.conversationId }],
         ['GET', `/api/conversations/${owned.conversationId}`],
@@ -213,6 +215,7 @@ describe('cross-user boundaries', () => {
     for (const [name, args] of [
       ['get_run', { runId: owned.runId }],
       ['cancel_run', { runId: owned.runId }],
+      ['start_run', { prompt: 'go on', resumeRunId: owned.runId }],
       ['list_pending_actions', {}],
     ] as const) {
       const text = await call(2, 'tools/call', { name, arguments: args })
