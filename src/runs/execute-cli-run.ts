@@ -160,10 +160,7 @@ export async function executeCliRun(
     })
     if (route.feedsNotDelivered) active.emit(route.feedsNotDelivered)
     const localPlan = adapter.buildLaunch(input)
-    const forward =
-      remote && route.proxyOrigin
-        ? { from: route.proxyOrigin, remotePort: 20_000 + Math.floor(Math.random() * 40_000) }
-        : undefined
+    const forward = remote && route.proxyOrigin ? { from: route.proxyOrigin } : undefined
     const plan = remote ? await remote.launch.prepare(localPlan, env, forward) : localPlan
     const parser = adapter.createParser({ cwd, sessionId: localPlan.sessionId })
     // The session id is stored as soon as it is known (a chosen one: now), so an interrupted run can resume.

@@ -103,14 +103,40 @@ export interface RemoteLaunch {
   cleanup(): Promise<void>
 }
 
-/** The proxy's local origin (`http://127.0.0.1:7456`) and the host's loopback port that reaches it. */
+/** The proxy's local origin (`http://127.0.0.1:7456`), reached from the host through a port `prepare` picks. */
 export interface ProxyForward {
   from: string
-  remotePort: number
 }
 
-function forwarded(plan: LaunchPlan, forward: ProxyForward): LaunchPlan {
-  const to = `http://127.0.0.1:${forward.remotePort}`
+/**
+ * Host ports for the tunnel: below Linux's ephemeral range (32768–60999), where `listen(0)` and outgoing
+ * connections take theirs, so a busy host rarely has one in use; those it lists as bound are skipped too.
+ */
+const TUNNEL_PORTS = { low: 20_000, high: 32_767 }
+
+/** The local ports of every socket in a `/proc/net/tcp{,6}` listing. */
+export function boundPorts(listing: string): Set<number> {
+  const ports = new Set<number>()
+  for (const match of listing.matchAll(/^\s*\d+:\s+[0-9A-Fa-f]+:([0-9A-Fa-f]{4})\s/gm)) ports.add(parseInt(match[1]!, 16))
+  return ports
+}
+
+export function pickTunnelPort(taken: ReadonlySet<number>, random: () => number = Math.random): number {
+  const span = TUNNEL_PORTS.high - TUNNEL_PORTS.low + 1
+  let port = TUNNEL_PORTS.low + Math.floor(random() * span)
+  for (let tries = 0; taken.has(port) && tries < span; tries++)
+    port = port === TUNNEL_PORTS.high ? TUNNEL_PORTS.low : port + 1
+  return port
+}
+
+async function hostTunnelPort(connection: SshConnection): Promise<number> {
+  // Hosts without /proc (macOS, BSD) list nothing; ExitOnForwardFailure still catches a taken port.
+  const listing = await connection.run('cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; true')
+  return pickTunnelPort(boundPorts(listing.stdout.toString('utf8')))
+}
+
+function forwarded(plan: LaunchPlan, forward: ProxyForward, remotePort: number): LaunchPlan {
+  const to = `http://127.0.0.1:${remotePort}`
   const swap = (text: string) => text.split(forward.from).join(to)
   return {
     ...plan,
@@ -144,7 +170,8 @@ export function createRemoteLaunch(
     display: `${connection.target.ssh}:${workspace.remoteDir}`,
 
     async prepare(original, baseEnv, forward) {
-      const plan = forward ? forwarded(original, forward) : original
+      const remotePort = forward ? await hostTunnelPort(connection) : 0
+      const plan = forward ? forwarded(original, forward, remotePort) : original
       const staging = await mkdtemp(path.join(os.tmpdir(), 'hangar-launch-'))
       try {
         // The plan's files, at their places under the host's run dir, staged here by the supervisor's writer.
@@ -178,7 +205,7 @@ export function createRemoteLaunch(
                 '-o',
                 'ExitOnForwardFailure=yes',
                 '-R',
-                `127.0.0.1:${forward.remotePort}:${target.hostname}:${target.port || 80}`,
+                `127.0.0.1:${remotePort}:${target.hostname}:${target.port || 80}`,
               ]
             : [],
         },
