@@ -3,6 +3,7 @@
 //   upstream  — a mock Anthropic Messages endpoint (JSON, or SSE when `stream` is true) and a feed
 //   minimal   — the floor: a Node pass-through that parses and re-serialises the body and pipes back
 //   hangar    — Hangar's proxy (a real runtime on a scratch SQLite store) with one warm feed
+//   hangar-pg — the same on PostgreSQL (HANGAR_BENCH_DATABASE_URL, a throw-away schema)
 // Each prints one JSON line with its URL when it is ready.
 import http from 'node:http'
 import { mkdirSync, mkdtempSync } from 'node:fs'
@@ -92,7 +93,7 @@ async function minimal() {
   return listen(server)
 }
 
-async function hangar() {
+async function hangar(databaseUrl) {
   const { createRuntime } = await import(path.join(root, 'dist/src/main.js'))
   const { parseConfig } = await import(path.join(root, 'dist/src/core/config.js'))
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'hangar-bench-proxy-'))
@@ -115,11 +116,21 @@ async function hangar() {
     projectDir,
     env: { ANTHROPIC_BASE_URL: upstreamUrl, ANTHROPIC_API_KEY: 'sk-bench-not-a-real-key' },
     logLevel: 'silent',
+    ...(databaseUrl && { databaseUrl }),
   })
   await runtime.serveProxy()
   const { endpoints } = await runtime.modelProxy.mintForProfile('system', runtime.owner.id, 'bench')
   return endpoints.anthropic
 }
 
-const url = await { upstream, minimal, hangar }[role]()
+async function hangarOnPostgres() {
+  const { freshSchema } = await import('./bench-support.mjs')
+  const schema = await freshSchema('hangar_bench_proxy')
+  // Dropped when the bench stops this process (SIGTERM).
+  process.once('SIGTERM', () => void schema.drop().finally(() => process.exit(0)))
+  return hangar(schema.url)
+}
+
+const roles = { upstream, minimal, hangar: () => hangar(), 'hangar-pg': hangarOnPostgres }
+const url = await roles[role]()
 process.stdout.write(`${JSON.stringify({ url })}\n`)

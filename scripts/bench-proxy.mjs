@@ -171,11 +171,13 @@ export async function benchProxy({ samples = 400, seconds = 5 } = {}) {
   const upstream = await startChild(process.execPath, [servers, 'upstream'])
   const minimal = await startChild(process.execPath, [servers, 'minimal', upstream.url])
   const hangar = await startChild(process.execPath, [servers, 'hangar', upstream.url])
+  const hangarPg = await startChild(process.execPath, [servers, 'hangar-pg', upstream.url])
   const portkey = await startPortkey(upstream.url)
   const targets = [
     ['direct', { url: `${upstream.url}/v1/messages` }],
     ['minimal', { url: `${minimal.url}/v1/messages`, pid: minimal.child.pid }],
     ['hangar', { url: `${hangar.url}/v1/messages`, pid: hangar.child.pid }],
+    ['hangar-pg', { url: `${hangarPg.url}/v1/messages`, pid: hangarPg.child.pid }],
     ...(portkey ? [['portkey', { ...portkey, pid: portkey.child.pid }]] : []),
   ]
   try {
@@ -196,7 +198,7 @@ export async function benchProxy({ samples = 400, seconds = 5 } = {}) {
     return { results, portkey: Boolean(portkey), bytes: { small: small.length, large: large.length } }
   } finally {
     // Stopped even when a measurement throws, so no server outlives the bench.
-    for (const server of [upstream, minimal, hangar]) await stop(server.child)
+    for (const server of [upstream, minimal, hangar, hangarPg]) await stop(server.child)
     if (portkey) await stop(portkey.child)
   }
 }
@@ -213,7 +215,7 @@ export function printProxyBench({ results, portkey, bytes }) {
   console.log(
     `LLM proxy, added over a direct call to the mock (${bytes.small} B and ${Math.round(bytes.large / 1024)} KB requests; 16 clients for load):`,
   )
-  for (const name of ['minimal', 'hangar', 'portkey']) {
+  for (const name of ['minimal', 'hangar', 'hangar-pg', 'portkey']) {
     if (!results[name]) continue
     const { load } = results[name]
     console.log(
@@ -224,11 +226,15 @@ export function printProxyBench({ results, portkey, bytes }) {
           : `${Math.round(load.perSecond)} req/s  ${load.cpuMsPerRequest.toFixed(2)} ms CPU/req`),
     )
   }
-  const ratio = (key) => added('hangar', key, 50) / added('minimal', key, 50)
-  console.log(
-    `  hangar ÷ minimal: 1 KB ${ratio('small').toFixed(2)}×  200 KB ${ratio('large').toFixed(2)}×  first byte ${ratio('firstByte').toFixed(2)}×  ` +
-      `throughput ${(results.hangar.load.perSecond / results.minimal.load.perSecond).toFixed(2)}×  CPU ${(results.hangar.load.cpuMsPerRequest / results.minimal.load.cpuMsPerRequest).toFixed(2)}×`,
-  )
+  // Goals (issue 19): throughput ≥ 0.8×, CPU ≤ 1.5×, added p50 and p99 at 1 KB ≤ 1.2×.
+  for (const name of ['hangar', 'hangar-pg']) {
+    const ratio = (key, p) => added(name, key, p) / added('minimal', key, p)
+    const { load } = results[name]
+    console.log(
+      `  ${name} ÷ minimal: 1 KB p50 ${ratio('small', 50).toFixed(2)}× p99 ${ratio('small', 99).toFixed(2)}×  200 KB ${ratio('large', 50).toFixed(2)}×  first byte ${ratio('firstByte', 50).toFixed(2)}×  ` +
+        `throughput ${(load.perSecond / results.minimal.load.perSecond).toFixed(2)}×  CPU ${(load.cpuMsPerRequest / results.minimal.load.cpuMsPerRequest).toFixed(2)}×`,
+    )
+  }
   if (!portkey)
     console.log('  portkey: not installed (npm install into ~/.cache/hangar/portkey-1.15.2 failed)')
 }

@@ -44,8 +44,7 @@ export function formatFeedBlocks(
     if (result.refreshedAt) summary.refreshedAt = isoSeconds(result.refreshedAt)
     if (result.reason !== undefined) summary.reason = result.reason
     feeds.push(summary)
-    const block = buildBlock(result, caps.perFeedBytes)
-    const bytes = Buffer.byteLength(block.text)
+    const { block, bytes } = blockOf(result, caps.perFeedBytes)
     if (usedBytes + bytes > caps.totalBytes) {
       summary.status = 'skipped'
       parts.push(`--- FEED: ${result.feed.name} skipped (total feed size cap reached) ---`)
@@ -57,6 +56,24 @@ export function formatFeedBlocks(
     parts.push(block.text)
   }
   return { text: parts.join('\n\n'), feeds }
+}
+
+// A cached feed value is served as the same result object until it changes (feed-fetcher): its block is
+// built once, not on every model request.
+const blocks = new WeakMap<FeedResult, { perFeedBytes: number; block: Block; bytes: number }>()
+
+function blockOf(result: FeedResult, perFeedBytes: number): { block: Block; bytes: number } {
+  const known = blocks.get(result)
+  if (known?.perFeedBytes === perFeedBytes) return known
+  const block = buildBlock(result, perFeedBytes)
+  const built = { perFeedBytes, block, bytes: Buffer.byteLength(block.text) }
+  blocks.set(result, built)
+  return built
+}
+
+interface Block {
+  text: string
+  truncated: boolean
 }
 
 function buildBlock(result: FeedResult, perFeedBytes: number): { text: string; truncated: boolean } {

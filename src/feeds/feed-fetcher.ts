@@ -78,6 +78,8 @@ interface CachedValue {
   /** The source's refresh time, else `fetchedAt`. */
   refreshedAt: number
   expiresAt: number
+  /** The fresh result served for this value, kept so every request while it is fresh gets the same one. */
+  fresh?: FeedResult
 }
 
 interface CacheEntry {
@@ -97,6 +99,7 @@ export function createFeedFetcher(options: FeedFetcherOptions): FeedFetcher {
   const now = options.now ?? Date.now
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
   const cache = new Map<string, CacheEntry>()
+  const refusals = new WeakMap<ResolvedFeed, string | undefined>()
   const entryFor = (agent: string, url: string): CacheEntry => {
     const key = `${agent}\u0000${url}`
     let entry = cache.get(key)
@@ -122,7 +125,9 @@ export function createFeedFetcher(options: FeedFetcherOptions): FeedFetcher {
   }
 
   async function resolve(feed: ResolvedFeed, context: FeedRequestContext): Promise<FeedResult> {
-    const refused = refusalOf(feed, options.services)
+    // hangar.yaml's manifests are resolved once, so checked once; a user's profile is re-resolved per request.
+    if (!refusals.has(feed)) refusals.set(feed, refusalOf(feed, options.services))
+    const refused = refusals.get(feed)
     if (refused) return unavailable(feed, `refused: ${refused}`)
     const entry = entryFor(context.agent, feed.url)
     const isFresh = () => entry.value !== undefined && now() < entry.value.expiresAt
@@ -135,7 +140,9 @@ export function createFeedFetcher(options: FeedFetcherOptions): FeedFetcher {
     }
     const { value, failure } = entry
     // Right after a successful fetch the value is served fresh even if a fake clock has moved past its TTL.
-    if (value && (failure === undefined || failure.at < value.fetchedAt)) return served(feed, value, 'fresh')
+    // (One object per value and feed, so the block formatted from it is formatted once.)
+    if (value && (failure === undefined || failure.at < value.fetchedAt))
+      return value.fresh?.feed === feed ? value.fresh : (value.fresh = served(feed, value, 'fresh'))
     if (value) {
       const ageSeconds = Math.max(0, Math.floor((now() - value.refreshedAt) / 1000))
       return { ...served(feed, value, 'stale'), ageSeconds, reason: failure?.reason ?? 'refresh failed' }

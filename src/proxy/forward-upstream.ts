@@ -214,7 +214,9 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
         if (value !== undefined && (!HOP_BY_HOP.has(name) || (name === 'content-length' && !filter)))
           responseHeaders[name] = value
       res.writeHead(status, upstreamResponse.statusMessage, responseHeaders)
-      res.flushHeaders()
+      // A stream's client learns at once that its answer has begun; any other response sends its headers
+      // with the first body bytes (one write instead of two).
+      if (input.stream) res.flushHeaders()
 
       const meter = status < 300 ? createUsageMeter(input.family, input.stream, input.model) : undefined
       const decoder = meter && createBodyDecoder(upstreamResponse.headers['content-encoding'])

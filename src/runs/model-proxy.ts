@@ -203,7 +203,7 @@ export function createModelProxy(options: {
         ...(model && { model }),
         ...usage,
       })
-    log.info('proxied', {
+    log.debug('proxied', {
       family: request.family,
       path: request.path,
       status: request.status,

@@ -117,7 +117,8 @@ const TUNNEL_PORTS = { low: 20_000, high: 32_767 }
 /** The local ports of every socket in a `/proc/net/tcp{,6}` listing. */
 export function boundPorts(listing: string): Set<number> {
   const ports = new Set<number>()
-  for (const match of listing.matchAll(/^\s*\d+:\s+[0-9A-Fa-f]+:([0-9A-Fa-f]{4})\s/gm)) ports.add(parseInt(match[1]!, 16))
+  for (const match of listing.matchAll(/^\s*\d+:\s+[0-9A-Fa-f]+:([0-9A-Fa-f]{4})\s/gm))
+    ports.add(parseInt(match[1]!, 16))
   return ports
 }
 

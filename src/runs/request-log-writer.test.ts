@@ -50,6 +50,27 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
     expect(transactions).toHaveBeenCalledTimes(1)
   })
 
+  it('stores a batch larger than one INSERT holds, for every user in it, in one transaction', async () => {
+    writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 600_000 })
+    const other = (await testStore.store.users.create({ name: 'member', role: 'member' })).id
+    const transactions = vi.spyOn(testStore.store, 'transaction')
+    for (let i = 0; i < 450; i++) writer.add(userId, row())
+    writer.add(
+      other,
+      proxyRequestRow({
+        id: 'p-other',
+        profile: 'reviewer',
+        startedAt: new Date().toISOString(),
+        costUsd: 1,
+      }),
+    )
+    await writer.flush()
+    expect(await stored()).toBe(450)
+    const since = new Date(Date.now() - 60_000).toISOString()
+    expect(await testStore.store.forUser(other).proxyRequests.spentSince('reviewer', since)).toBe(1)
+    expect(transactions).toHaveBeenCalledTimes(1)
+  })
+
   it('stores a queued row by itself within the flush interval', async () => {
     writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 20 })
     writer.add(userId, row())

@@ -35,9 +35,8 @@ export function createRequestLogWriter(options: {
   async function write(batch: { userId: string; row: NewProxyRequest }[]): Promise<void> {
     if (batch.length === 0) return
     try {
-      await store.transaction(async (repositories) => {
-        for (const { userId, row } of batch) await repositories.forUser(userId).proxyRequests.record(row)
-      })
+      // The whole batch in multi-row INSERTs, all or none.
+      await store.transaction((repositories) => repositories.proxyRequestLog.recordMany(batch))
     } catch {
       // One bad row (its run deleted meanwhile) must not cost the others: each on its own.
       for (const { userId, row } of batch)

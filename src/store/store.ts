@@ -19,7 +19,10 @@ import {
 import { createProfilesRepository } from './repositories/profiles-repository.js'
 import type { StoreNotifications } from './pg-notifications.js'
 import { createNodesRepository } from './repositories/nodes-repository.js'
-import { createProxyRequestsRepository } from './repositories/proxy-requests-repository.js'
+import {
+  createProxyRequestLog,
+  createProxyRequestsRepository,
+} from './repositories/proxy-requests-repository.js'
 import { createUsageRepository } from './repositories/usage-repository.js'
 import { createRunQueue, createRunsRepository } from './repositories/runs-repository.js'
 import { createSessionsRepository } from './repositories/sessions-repository.js'
@@ -56,6 +59,7 @@ function createRepositories(context: RepositoryContext) {
     authLookups: createAuthLookups(context),
     credentialEnvelopes: createCredentialEnvelopes(context),
     workspaceSweep: createWorkspaceSweep(context),
+    proxyRequestLog: createProxyRequestLog(context),
     forUser: (userId: string): UserScope => createUserScope(context, userId),
   }
 }

@@ -62,35 +62,55 @@ function toRecord(row: ProxyRequestsTable): ProxyRequestRecord {
   }
 }
 
+function toRow(userId: string, input: NewProxyRequest) {
+  return {
+    id: input.id,
+    user_id: userId,
+    run_id: input.runId,
+    token_id: input.tokenId,
+    profile: input.profile,
+    family: input.family,
+    method: input.method,
+    path: input.path,
+    model: input.model,
+    stream: input.stream ? 1 : 0,
+    status: input.status,
+    feeds: input.feeds.length ? JSON.stringify(input.feeds) : null,
+    input_tokens: input.usage.inputTokens,
+    output_tokens: input.usage.outputTokens,
+    cache_read_tokens: input.usage.cacheReadTokens,
+    cache_write_tokens: input.usage.cacheWriteTokens,
+    cost_usd: input.costUsd,
+    error: input.error,
+    started_at: input.startedAt,
+    duration_ms: input.durationMs,
+  }
+}
+
+/** Rows per INSERT: 20 columns each stays far under SQLite's and PostgreSQL's bound-parameter limits. */
+const ROWS_PER_INSERT = 200
+
+/**
+ * The request log's writer side, for the batches the proxy writes behind: every user's rows of a batch in
+ * one multi-row INSERT (one query to build and run, not one per request). Unscoped because each row names
+ * its owner.
+ */
+export function createProxyRequestLog(context: RepositoryContext) {
+  return {
+    async recordMany(rows: readonly { userId: string; row: NewProxyRequest }[]): Promise<void> {
+      for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+        const values = rows.slice(start, start + ROWS_PER_INSERT).map(({ userId, row }) => toRow(userId, row))
+        await context.db.insertInto('proxy_requests').values(values).execute()
+      }
+    },
+  }
+}
+
 export function createProxyRequestsRepository(context: RepositoryContext, userId: string) {
   const { db } = context
   return {
     async record(input: NewProxyRequest): Promise<void> {
-      await db
-        .insertInto('proxy_requests')
-        .values({
-          id: input.id,
-          user_id: userId,
-          run_id: input.runId,
-          token_id: input.tokenId,
-          profile: input.profile,
-          family: input.family,
-          method: input.method,
-          path: input.path,
-          model: input.model,
-          stream: input.stream ? 1 : 0,
-          status: input.status,
-          feeds: input.feeds.length ? JSON.stringify(input.feeds) : null,
-          input_tokens: input.usage.inputTokens,
-          output_tokens: input.usage.outputTokens,
-          cache_read_tokens: input.usage.cacheReadTokens,
-          cache_write_tokens: input.usage.cacheWriteTokens,
-          cost_usd: input.costUsd,
-          error: input.error,
-          started_at: input.startedAt,
-          duration_ms: input.durationMs,
-        })
-        .execute()
+      await db.insertInto('proxy_requests').values(toRow(userId, input)).execute()
     },
     async listForRun(runId: string): Promise<ProxyRequestRecord[]> {
       const rows = await db
