@@ -166,7 +166,12 @@ describe('web UI polish', () => {
     await page.waitForURL(/\/runs\/run_/)
     const continuation = /\/runs\/([^/]+)$/.exec(new URL(page.url()).pathname)![1]!
     expect(continuation).not.toBe(submitted.json.id)
-    const run = await waitForStatus<{ id: string; status: string; continues: string | null }>(continuation)
+    const run = await waitForStatus<{
+      id: string
+      status: string
+      reason: string | null
+      continues: string | null
+    }>(continuation)
     expect(run.continues).toBe(submitted.json.id)
 
     // The chat card of the decided run says so too, with the link to the run that went on from it.
