@@ -75,9 +75,12 @@ export function ConversationsPage() {
       <section className="card" aria-label="New conversation">
         <h2>New conversation</h2>
         {askProject && (
-          <label className="field">
-            <span>Project</span>
+          <div className="agent-picker project-picker">
+            <label htmlFor="new-conversation-project" className="small muted">
+              Project
+            </label>
             <select
+              id="new-conversation-project"
               value={pickedProject}
               aria-invalid={projectError ? true : undefined}
               onChange={(event) => {
@@ -97,7 +100,7 @@ export function ConversationsPage() {
                 {projectError}
               </span>
             )}
-          </label>
+          </div>
         )}
         <Composer
           choices={choices}
