@@ -42,7 +42,7 @@ describe('web UI: projects', () => {
   const projects = async () => (await api<{ projects: ProjectJson[] }>('GET', '/api/projects')).json.projects
   const projectNamed = async (name: string) => (await projects()).find((project) => project.name === name)
   const addForm = () => page.getByRole('form', { name: 'Add a project' })
-  const switcher = () => page.getByRole('combobox', { name: 'Project' })
+  const switcher = () => page.getByRole('banner').getByRole('combobox', { name: 'Project' })
 
   async function addProject(projectPath: string, name = ''): Promise<void> {
     await addForm().getByLabel('Path on the daemon’s host').fill(projectPath)
