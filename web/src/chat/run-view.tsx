@@ -19,7 +19,7 @@ function show(value: unknown): string {
 /** What a tool call without a result is doing, by the state of its run. */
 function pendingToolNote(status: string): string {
   if (isActiveStatus(status)) return 'running…'
-  if (status === 'decided') return 'decided (its result is in the next run)'
+  if (status === 'decided') return 'decided'
   return status === 'awaiting_confirmation' ? 'waiting for your decision' : 'no result'
 }
 
