@@ -15,6 +15,7 @@ import {
   createActionsService,
   type Decider,
   PROPOSAL_TTL_MS,
+  queueContinuation,
 } from './actions-service.js'
 
 /** The CLI with the store opened directly: the owner in person. */
@@ -275,5 +276,45 @@ describe.each(STORE_ENGINES)('actions-service ($name)', (engine) => {
     const first = await propose('a.txt', 'call_1')
     await propose('b.txt', 'call_2')
     expect((await actions.decide(local(owner), first, { kind: 'confirm' })).remaining).toBe(1)
+  })
+
+  it('moves a waiting run on once every proposal is decided, and not before', async () => {
+    const runs = testStore.store.forUser(owner.id).runs
+    const first = await propose('a.txt', 'call_1')
+    const second = await propose('b.txt', 'call_2')
+    await runs.update(runId, { status: 'awaiting_confirmation', reason: '2 proposal(s) wait for a decision' })
+    await actions.decide(local(owner), first, { kind: 'confirm' })
+    expect((await runs.get(runId))?.status).toBe('awaiting_confirmation')
+    await actions.decide(local(owner), second, { kind: 'reject', reason: 'no' })
+    expect(await runs.get(runId)).toMatchObject({
+      status: 'succeeded',
+      agentStatus: 'awaiting_confirmation',
+      reason: 'every proposal was decided',
+    })
+    // A replay changes nothing further.
+    const replay = await actions.decide(local(owner), second, { kind: 'reject', reason: 'no' })
+    expect((await runs.get(runId))?.status).toBe('succeeded')
+    // The run that goes on from it is named in its reason.
+    const continuation = await queueContinuation(
+      {
+        store: testStore.store,
+        runs: { enqueue: (userId, input) => testStore.store.forUser(userId).runs.create(input) },
+        scheduler: { kick: () => {} },
+      },
+      owner.id,
+      { ...replay, replayed: false },
+    )
+    expect(continuation?.continues).toBe(runId)
+    expect((await runs.get(runId))?.reason).toBe(
+      `every proposal was decided; continued in ${continuation!.id}`,
+    )
+  })
+
+  it('moves a waiting run on when a new message supersedes its proposals', async () => {
+    const runs = testStore.store.forUser(owner.id).runs
+    await propose('a.txt', 'call_1')
+    await runs.update(runId, { status: 'awaiting_confirmation' })
+    await actions.supersede(owner.id, conversationId, 'test')
+    expect(await runs.get(runId)).toMatchObject({ status: 'succeeded', agentStatus: 'awaiting_confirmation' })
   })
 })

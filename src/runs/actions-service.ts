@@ -130,6 +130,31 @@ export function createActionsService(options: ActionsServiceOptions) {
     return pending.filter((candidate) => candidate.runId === action.runId).length
   }
 
+  /**
+   * The last open proposal of a run was decided (or superseded): the run no longer waits. It ended its turn,
+   * so it is `succeeded`, and `agentStatus` keeps what its agent reached — the UI shows it as decided and
+   * links the run that continues it. Idempotent, so a replayed decision settles a run a crash left waiting.
+   */
+  async function settleDecidedRun(userId: string, runId: string | null): Promise<void> {
+    if (!runId) return
+    const runs = store.forUser(userId).runs
+    const run = await runs.get(runId)
+    if (run?.status !== 'awaiting_confirmation') return
+    const open = await store.forUser(userId).actions.list({ status: 'pending' })
+    if (open.some((candidate) => candidate.runId === runId)) return
+    await runs.update(runId, {
+      status: 'succeeded',
+      agentStatus: 'awaiting_confirmation',
+      reason: 'every proposal was decided',
+    })
+  }
+
+  async function resultOf(userId: string, action: PendingAction, replayed: boolean): Promise<DecisionResult> {
+    const remaining = await remainingFor(userId, action)
+    if (remaining === 0) await settleDecidedRun(userId, action.runId)
+    return { action, replayed, remaining }
+  }
+
   return {
     async list(userId: string, filter: { status?: ActionStatus } = {}): Promise<PendingAction[]> {
       return store.forUser(userId).actions.list(filter)
@@ -170,7 +195,7 @@ export function createActionsService(options: ActionsServiceOptions) {
             details: { status: action.status },
           })
         }
-        return { action, replayed: true, remaining: await remainingFor(userId, action) }
+        return resultOf(userId, action, true)
       }
       const decided = await already(current)
       if (decided) return decided
@@ -223,7 +248,7 @@ export function createActionsService(options: ActionsServiceOptions) {
       const final = (await store.forUser(userId).actions.get(actionId))!
       // Lost the race: someone else decided it in between.
       if (!won) return (await already(final))!
-      return { action: final, replayed: false, remaining: await remainingFor(userId, final) }
+      return resultOf(userId, final, false)
     },
 
     /**
@@ -239,7 +264,9 @@ export function createActionsService(options: ActionsServiceOptions) {
     async supersede(userId: string, conversationId: string, actor: string): Promise<number> {
       const open = await store.forUser(userId).actions.list({ status: 'pending', conversationId })
       let superseded = 0
+      const runIds = new Set<string>()
       for (const action of open) {
+        if (action.runId) runIds.add(action.runId)
         await store.transaction(async (repositories) => {
           const claimed = await repositories
             .forUser(userId)
@@ -262,6 +289,7 @@ export function createActionsService(options: ActionsServiceOptions) {
           })
         })
       }
+      for (const runId of runIds) await settleDecidedRun(userId, runId)
       return superseded
     },
 
@@ -322,6 +350,20 @@ export async function queueContinuation(
     conversationId: previous.conversationId,
     continues: previous.id,
   })
+  await noteContinuation(deps.store, userId, previous.id, continuation.id)
   deps.scheduler.kick()
   return continuation
+}
+
+/** A decided run names the run that goes on from it (`hangar runs show`, the API; the UI links it). */
+export async function noteContinuation(
+  store: Store,
+  userId: string,
+  previousId: string,
+  continuationId: string,
+): Promise<void> {
+  const runs = store.forUser(userId).runs
+  const previous = await runs.get(previousId)
+  if (previous?.status !== 'succeeded' || previous.agentStatus !== 'awaiting_confirmation') return
+  await runs.update(previousId, { reason: `every proposal was decided; continued in ${continuationId}` })
 }

@@ -14,7 +14,7 @@ import { AppError } from '../core/errors.js'
 import type { CredentialsService } from '../store/credentials-service.js'
 import type { Run } from '../store/repositories/runs-repository.js'
 import type { Store } from '../store/store.js'
-import type { ActionsService } from './actions-service.js'
+import { type ActionsService, noteContinuation } from './actions-service.js'
 import { resolveBuiltinModel } from './builtin-model.js'
 import type { ModelProxy } from './model-proxy.js'
 import type { ActiveRun, RunEnd, RunService } from './run-service.js'
@@ -311,6 +311,7 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
         },
         hooks.onDelivered,
       )
+      await noteContinuation(store, userId, previous.id, active.run.id)
       return execute(
         userId,
         active,

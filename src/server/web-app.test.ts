@@ -75,6 +75,21 @@ describe('registerWebApp', () => {
     }
   })
 
+  it('answers /favicon.ico with the SVG icon when the build has one', async () => {
+    const withIcon = await mkdtemp(path.join(os.tmpdir(), 'hangar-web-icon-'))
+    try {
+      const icon = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"/>'
+      await writeFile(path.join(withIcon, 'index.html'), shell)
+      await writeFile(path.join(withIcon, 'icon.svg'), icon)
+      const response = await appFor(withIcon).request('/favicon.ico')
+      expect(response.status).toBe(200)
+      expect(response.headers.get('content-type')).toBe('image/svg+xml')
+      expect(await response.text()).toBe(icon)
+    } finally {
+      await rm(withIcon, { recursive: true, force: true })
+    }
+  })
+
   it('explains how to build the UI when there is no build', async () => {
     const app = appFor(path.join(root, 'missing'))
     const response = await app.request('/')

@@ -131,7 +131,8 @@ export function registerWebApp<E extends Env>(app: Hono<E>, options: { root: str
   app.on(['GET', 'HEAD'], '*', async (context, next) => {
     const urlPath = context.req.path
     if (SERVER_PATHS.test(urlPath)) return next()
-    const file = files.get(urlPath)
+    // Browsers ask for /favicon.ico on pages that name no icon (an API response opened in a tab): the SVG.
+    const file = files.get(urlPath === '/favicon.ico' ? '/icon.svg' : urlPath)
     if (file) return send(context, file)
     if (!shell) {
       if (urlPath !== '/') return next()

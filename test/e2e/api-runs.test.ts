@@ -20,6 +20,7 @@ interface RunJson {
   status: string
   conversationId: string | null
   reason: string | null
+  continues?: string | null
 }
 
 describe('REST runs and conversations', () => {
@@ -220,7 +221,11 @@ describe('REST runs and conversations', () => {
     ) as RunJson[]
     expect(listed.map((run) => run.id)).toEqual(expect.arrayContaining([hanging.json.id, proposing.json.id]))
     const shown = await runHangar(['runs', 'show', proposing.json.id, '--data-dir', dataDir], { env })
-    expect(shown.stdout).toMatch(/^status\s+awaiting_confirmation$/m)
+    // Its only proposal decided, the run no longer waits: it names the run that went on from it.
+    expect(shown.stdout).toMatch(/^status\s+succeeded$/m)
+    const continuation = listed.find((run) => run.continues === proposing.json.id)
+    expect(continuation).toBeDefined()
+    expect(shown.stdout).toContain(`every proposal was decided; continued in ${continuation!.id}`)
   })
 
   it('manages profiles created over the API, checked like hangar.yaml', async () => {

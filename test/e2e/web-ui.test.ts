@@ -328,9 +328,10 @@ describe('web UI', () => {
     await expect.poll(() => run.getAttribute('data-status'), { timeout: 30_000 }).toBe('cancelled')
     await page.getByRole('link', { name: 'Runs' }).click()
     await page.locator('tr[data-run-id]').first().waitFor()
-    expect(await page.locator('tr[data-run-id] .badge').allTextContents()).toEqual(
-      expect.arrayContaining(['cancelled', 'failed', 'succeeded', 'awaiting confirmation']),
-    )
+    // The runs whose proposals were decided (confirmed in the chat, rejected on Approvals) wait no more.
+    const badges = await page.locator('tr[data-run-id] .badge').allTextContents()
+    expect(badges).toEqual(expect.arrayContaining(['cancelled', 'failed', 'succeeded', 'decided']))
+    expect(badges).not.toContain('awaiting confirmation')
     await screenshot(page, 'runs')
   }, 120_000)
 

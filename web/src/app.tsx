@@ -1,15 +1,18 @@
 // The app shell: who is signed in, the navigation, live indicators and the page for the current path.
 import { useCallback, useEffect, useState } from 'react'
+import { ProjectSwitcher } from './components/project-switcher'
 import { ToastProvider, useToast } from './components/toasts'
 import { ActivityProvider, useActivity } from './lib/activity'
 import { api, SIGNED_OUT_EVENT } from './lib/api'
 import { Link, matchPath, navigate, usePath } from './lib/router'
 import type { PendingAction } from './lib/types'
 import { useTheme } from './lib/use-theme'
+import { ProjectsProvider } from './lib/use-projects'
 import { AgentsPage } from './pages/agents-page'
 import { ApprovalsPage } from './pages/approvals-page'
 import { ChatPage } from './pages/chat-page'
 import { ConversationsPage } from './pages/conversations-page'
+import { ProjectsPage } from './pages/projects-page'
 import { RunPage } from './pages/run-page'
 import { RunsPage } from './pages/runs-page'
 import { SettingsPage } from './pages/settings-page'
@@ -25,11 +28,12 @@ const NAV = [
   { to: '/approvals', label: 'Approvals' },
   { to: '/runs', label: 'Runs' },
   { to: '/agents', label: 'Agents' },
+  { to: '/projects', label: 'Projects' },
   { to: '/usage', label: 'Usage' },
   { to: '/settings', label: 'Settings' },
 ]
 
-function Page({ path }: { path: string }) {
+function Page({ path, isOwner }: { path: string; isOwner: boolean }) {
   const conversation = matchPath('/conversations/:id', path)
   if (conversation) return <ChatPage key={conversation.id} id={conversation.id!} />
   const run = matchPath('/runs/:id', path)
@@ -44,6 +48,8 @@ function Page({ path }: { path: string }) {
       return <RunsPage />
     case '/agents':
       return <AgentsPage />
+    case '/projects':
+      return <ProjectsPage isOwner={isOwner} />
     case '/usage':
       return <UsagePage />
     case '/settings':
@@ -120,6 +126,7 @@ function Shell({ session, onSignOut }: { session: SessionInfo; onSignOut: () => 
           </ul>
         </nav>
         <div className="topbar-end">
+          <ProjectSwitcher />
           <button
             type="button"
             className="icon-button"
@@ -136,7 +143,7 @@ function Shell({ session, onSignOut }: { session: SessionInfo; onSignOut: () => 
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        <Page path={path} />
+        <Page path={path} isOwner={session.user.role === 'owner'} />
       </main>
     </div>
   )
@@ -166,7 +173,9 @@ export function App() {
         <SignedOutPage />
       ) : (
         <ActivityProvider>
-          <Shell session={session} onSignOut={() => setSession(null)} />
+          <ProjectsProvider>
+            <Shell session={session} onSignOut={() => setSession(null)} />
+          </ProjectsProvider>
         </ActivityProvider>
       )}
     </ToastProvider>

@@ -92,6 +92,10 @@ export const writeFileTool: WriteTool<WriteFileInput> = {
       }
     }
     if (state.kind !== 'file') return { content: `${shown} cannot be written.`, isError: true }
+    // The same bytes again changes nothing: no proposal to decide (and nothing destructive about it).
+    if (state.content.equals(Buffer.from(input.content))) {
+      return { content: `${shown} already has exactly this content; nothing was written.` }
+    }
     const precondition = { path: shown, sha256: state.sha256 }
     if (looksBinary(state.content)) {
       return {
@@ -102,9 +106,8 @@ export const writeFileTool: WriteTool<WriteFileInput> = {
     }
     const oldText = state.content.toString('utf8')
     const diff = createUnifiedDiff({ path: shown, oldText, newText: input.content })
-    const change = diff.text === '' ? 'identical content, no change' : `+${diff.added} −${diff.removed}`
     return {
-      summary: `Overwrite ${shown} (${plural(newLines, 'line')}, was ${countLines(oldText)}; ${change})`,
+      summary: `Overwrite ${shown} (${plural(newLines, 'line')}, was ${countLines(oldText)}; +${diff.added} −${diff.removed})`,
       ...(diff.text !== '' && { diff: diff.text }),
       classification: 'destructive_update',
       precondition,

@@ -84,6 +84,26 @@ describe('write tools', () => {
       expect(await read('src/a.ts')).toBe(input.content)
     })
 
+    it('answers an overwrite with identical content as a no-op: no proposal, nothing written', async () => {
+      const before = await snapshot(workspace)
+      const same = asOutput(await writeFileTool.propose({ path: 'src/a.ts', content: original }, context))
+      expect(same).toEqual({ content: 'src/a.ts already has exactly this content; nothing was written.' })
+      await writeFile(path.join(workspace, 'blob.bin'), Buffer.from([1, 0, 2]))
+      const binary = asOutput(
+        await writeFileTool.propose({ path: 'blob.bin', content: '\u0001\u0000\u0002' }, context),
+      )
+      expect(binary.isError).toBeUndefined()
+      expect(await snapshot(workspace)).toEqual({
+        ...before,
+        [path.join(workspace, 'blob.bin')]: `file:${Buffer.from([1, 0, 2]).toString('base64')}`,
+      })
+      // One byte more is a change again, proposed as an overwrite.
+      const changed = asProposal(
+        await writeFileTool.propose({ path: 'src/a.ts', content: `${original}x` }, context),
+      )
+      expect(changed.classification).toBe('destructive_update')
+    })
+
     it('conflicts when the file changed, or appeared, after the proposal, and writes nothing', async () => {
       const overwrite = { path: 'src/a.ts', content: 'mine\n' }
       const overwriteProposal = asProposal(await writeFileTool.propose(overwrite, context))

@@ -14,28 +14,37 @@ import { assertSameOrigin, LOOPBACK_POSTURE, requestScheme } from '../http-postu
 import { readJsonBody } from '../request-body.js'
 
 /** The page's one script and one style, kept apart so the Content-Security-Policy can allow them by hash. */
-const LOGIN_STYLE = `body{font:16px system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#1b1b1f;background:#fff}
-@media (prefers-color-scheme:dark){body{color:#e8e8ec;background:#16161a}}`
+const LOGIN_STYLE = `:root{color-scheme:light dark;--bg:light-dark(#f7f7f8,#15161a);--surface:light-dark(#fff,#1d1e23);--text:light-dark(#1b1b1f,#e8e8ec);--muted:light-dark(#5f6069,#a3a4ad);--border:light-dark(#dcdce2,#34353d);--bad:light-dark(#b42335,#ff8a98);--bad-bg:light-dark(#fbe7ea,#3d1a20);font:15px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}
+*{box-sizing:border-box}body{margin:0;background:var(--bg);color:var(--text)}
+main{max-width:30rem;margin:12vh auto 0;padding:0 1rem}
+.brand{display:flex;align-items:center;gap:.5rem;font-weight:600;font-size:1.1rem;margin-bottom:1rem}
+.card{background:var(--surface);border:1px solid var(--border);border-radius:8px;padding:1.25rem 1.5rem}
+h1{font-size:1.25rem;margin:0 0 .5rem}p{margin:.5rem 0}.muted{color:var(--muted);font-size:.9rem}
+.failed #status{color:var(--bad);background:var(--bad-bg);border-radius:6px;padding:.5rem .75rem}
+code{font:13px ui-monospace,Menlo,Consolas,monospace}`
 
 const LOGIN_SCRIPT = `
 const status = document.getElementById('status')
 const token = location.hash.slice(1)
 history.replaceState(null, '', location.pathname)
-if (!token) status.textContent = 'This sign-in link is incomplete. Run "hangar login" for a fresh one.'
+const fail = (message) => { status.textContent = message; document.body.className = 'failed'; document.getElementById('help').hidden = false }
+if (!token) fail('This sign-in link is incomplete.')
 else fetch('/api/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) })
   .then(async (response) => {
     if (response.ok) { location.replace('/'); return }
     const body = await response.json().catch(() => null)
-    status.textContent = (body && body.error && body.error.message) || 'Sign-in failed.'
+    fail((body && body.error && body.error.message) || 'Sign-in failed.')
   })
-  .catch(() => { status.textContent = 'Cannot reach the Hangar daemon.' })
+  .catch(() => fail('Cannot reach the Hangar daemon. Is "hangar up" still running?'))
 `
 
 const LOGIN_PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Sign in · Hangar</title>
+<title>Sign in · Hangar</title><link rel="icon" href="/icon.svg" type="image/svg+xml">
 <style>${LOGIN_STYLE}</style></head>
-<body><main><h1>Hangar</h1><p id="status" role="status">Signing you in…</p></main>
+<body><main><div class="brand"><img src="/icon.svg" alt="" width="24" height="24"> Hangar</div>
+<div class="card"><h1>Sign in</h1><p id="status" role="status">Signing you in…</p>
+<p id="help" class="muted" hidden>Sign-in links work once and expire. Run <code>hangar login</code> on the daemon's host for a fresh one.</p></div></main>
 <script>${LOGIN_SCRIPT}</script></body></html>`
 
 const hashOf = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`
@@ -45,6 +54,7 @@ export const LOGIN_CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   `script-src ${hashOf(LOGIN_SCRIPT)}`,
   `style-src ${hashOf(LOGIN_STYLE)}`,
+  "img-src 'self'",
   "connect-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",

@@ -5,7 +5,9 @@ import { isWarningEvent } from '../../../src/core/events'
 import { ActionCard } from '../components/action-card'
 import { DiffView } from '../components/diff-view'
 import { StatusBadge, isActiveStatus } from '../components/status-badge'
+import { shownStatus } from '../lib/decided'
 import { formatTokens, formatUsd, runDuration, totalTokens } from '../lib/format'
+import { Link } from '../lib/router'
 import type { PendingAction, Run } from '../lib/types'
 import type { RunTranscript, TranscriptItem } from './transcript'
 
@@ -17,6 +19,7 @@ function show(value: unknown): string {
 /** What a tool call without a result is doing, by the state of its run. */
 function pendingToolNote(status: string): string {
   if (isActiveStatus(status)) return 'running…'
+  if (status === 'decided') return 'decided'
   return status === 'awaiting_confirmation' ? 'waiting for your decision' : 'no result'
 }
 
@@ -140,8 +143,14 @@ export function RunView({
   onDecided,
   onCancel,
   onResume,
+  continuation,
+  projectName,
 }: {
   run: Run
+  /** The run that went on after this one's proposals were decided, when known. */
+  continuation?: Run | undefined
+  /** The project the run works in (a project-aware daemon). */
+  projectName?: string | undefined
   transcript: RunTranscript | undefined
   actions: Map<string, PendingAction>
   onDecided: () => void
@@ -149,7 +158,7 @@ export function RunView({
   /** Given when the run can be resumed (interrupted, with a session its adapter can continue). */
   onResume?: ((runId: string) => void) | undefined
 }) {
-  const status = transcript?.end?.status ?? run.status
+  const status = shownStatus(run, transcript?.end?.status)
   const active = isActiveStatus(status)
   const usage = transcript?.usage ?? run.usage
   const cost = usage?.costUsd ?? run.costUsd
@@ -167,6 +176,11 @@ export function RunView({
           <span className="run-agent">{transcript?.start?.agent ?? run.agent}</span>
           {(transcript?.start?.model ?? run.model) && (
             <span className="muted small">{transcript?.start?.model ?? run.model}</span>
+          )}
+          {projectName && (
+            <span className="badge badge-muted project-name" title="Project">
+              {projectName}
+            </span>
           )}
           <StatusBadge status={status} />
           {active && (
@@ -189,7 +203,20 @@ export function RunView({
             {status === 'queued' ? 'Waiting for a free slot…' : 'Working…'}
           </p>
         )}
-        {!active && reason && status !== 'succeeded' && <p className="run-reason">{reason}</p>}
+        {status === 'decided' ? (
+          <p className="run-reason decided-note">
+            Every proposal was decided
+            {continuation && (
+              <>
+                {' '}
+                — <Link to={`/runs/${continuation.id}`}>continued in run {continuation.id.slice(-8)}</Link>
+              </>
+            )}
+            .
+          </p>
+        ) : (
+          !active && reason && status !== 'succeeded' && <p className="run-reason">{reason}</p>
+        )}
         <footer className="run-foot small muted">
           <span>{runDuration(run)}</span>
           {usage && (

@@ -1,9 +1,12 @@
-// One proposed write waiting for a person: what it does, its diff, how risky it is (destructive ones are
-// styled as danger and ask for a second click), and confirm / reject with an optional reason.
+// One proposed write waiting for a person: what it does, in which project and file, its diff, how risky it
+// is (destructive ones are styled as danger and ask for a second click), and confirm / reject with an
+// optional reason.
 import { useState } from 'react'
 import { api } from '../lib/api'
 import type { PendingAction } from '../lib/types'
 import { formatWhen } from '../lib/format'
+import { fileLocation } from '../lib/projects'
+import { useProjects } from '../lib/use-projects'
 import { DiffView } from './diff-view'
 import { useToast } from './toasts'
 
@@ -22,6 +25,8 @@ export function ActionCard({ action, onDecided }: { action: PendingAction; onDec
   const [armed, setArmed] = useState(false)
   const destructive = action.classification.startsWith('destructive')
   const pending = action.status === 'pending'
+  const { nameOf } = useProjects()
+  const where = fileLocation(nameOf(action.projectId), action.precondition?.path)
 
   async function decide(kind: 'confirm' | 'reject') {
     setBusy(true)
@@ -57,6 +62,11 @@ export function ActionCard({ action, onDecided }: { action: PendingAction; onDec
         </span>
       </header>
       <p className="action-summary">{action.summary}</p>
+      {where && (
+        <p className="action-where small muted" data-project={action.projectId ?? ''}>
+          <code>{where}</code>
+        </p>
+      )}
       {action.diff && <DiffView diff={action.diff} label={`Diff of ${action.summary}`} />}
       {pending && !rejecting && (
         <div className="row">

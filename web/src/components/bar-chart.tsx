@@ -1,5 +1,7 @@
-// A bar chart in plain SVG: stacked bars (one colour per series), an axis with a few round ticks, and a
-// table-like title on each bar for screen readers and hover. Small enough to need no chart library.
+// A bar chart in plain SVG: stacked bars (one colour per series), an axis with a few round ticks (whole
+// ones when every value is a count), and a table-like title on each bar for screen readers and hover.
+// Small enough to need no chart library.
+import { chartScale } from './chart-scale'
 
 export interface BarDatum {
   label: string
@@ -11,13 +13,6 @@ const PALETTE = ['#5b7cfa', '#22a06b', '#e8a33d', '#d6457a', '#8a63d2', '#2fa3b5
 
 export function seriesColor(index: number): string {
   return PALETTE[index % PALETTE.length]!
-}
-
-function niceMax(value: number): number {
-  if (value <= 0) return 1
-  const magnitude = 10 ** Math.floor(Math.log10(value))
-  const step = [1, 2, 2.5, 5, 10].find((candidate) => candidate * magnitude >= value) ?? 10
-  return step * magnitude
 }
 
 export function BarChart({
@@ -38,11 +33,13 @@ export function BarChart({
   const plotWidth = width - padding.left - padding.right
   const plotHeight = height - padding.top - padding.bottom
   const totals = data.map((datum) => series.reduce((sum, name) => sum + (datum.values[name] ?? 0), 0))
-  const max = niceMax(Math.max(0, ...totals))
+  const counts = data.every((datum) => Object.values(datum.values).every(Number.isInteger))
+  const scale = chartScale(Math.max(0, ...totals), { integer: counts })
+  const max = scale.max
   const slot = data.length > 0 ? plotWidth / data.length : plotWidth
   const barWidth = Math.max(2, Math.min(40, slot * 0.7))
   const labelEvery = Math.max(1, Math.ceil(data.length / 8))
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((fraction) => fraction * max)
+  const ticks = scale.ticks
 
   return (
     <figure className="chart">

@@ -3,6 +3,7 @@ const ACTIVE = new Set(['queued', 'preparing', 'running', 'finalizing'])
 
 const TONE: Record<string, string> = {
   succeeded: 'good',
+  decided: 'good',
   applied: 'good',
   failed: 'bad',
   interrupted: 'bad',

@@ -1,21 +1,43 @@
 // What the REST API answers, as the UI reads it. Event and config types come from src/core (type-only:
 // nothing of the daemon is bundled); the few shapes core does not hold mirror src/server/routes.
-import type { AdapterCapabilities, Conversation, Run, UsageReport } from '../../../src/core/api-types'
+import type {
+  AdapterCapabilities,
+  Conversation as CoreConversation,
+  PendingAction as CorePendingAction,
+  Run as CoreRun,
+  UsageReport,
+} from '../../../src/core/api-types'
 import type { ProfileConfig } from '../../../src/core/config'
 import type { PermissionsInfo } from '../../../src/core/permissions'
 import type { FieldError } from './field-errors'
 
-export type {
-  BudgetStatus,
-  Conversation,
-  PendingAction,
-  Run,
-  UsageGroup,
-  UsageNumbers,
-  UsageReport,
-} from '../../../src/core/api-types'
+export type { BudgetStatus, UsageGroup, UsageNumbers, UsageReport } from '../../../src/core/api-types'
 export type { RunStatus, UsageTotals, WriteClassification } from '../../../src/core/events'
 export type Capabilities = AdapterCapabilities
+
+/** What a project-aware daemon adds to each: the project it belongs to (null = none, absent = older daemon). */
+interface InProject {
+  projectId?: string | null
+}
+export type Conversation = CoreConversation & InProject
+export type Run = CoreRun & InProject
+export type PendingAction = CorePendingAction & InProject
+
+/** A project of the daemon: a folder (or git checkout) agents work in. GET/POST/PATCH /api/projects. */
+export interface Project {
+  id: string
+  name: string
+  path: string
+  kind: 'git' | 'folder'
+  defaultAgent: string | null
+  createdAt: string
+  /** User ids the owner granted it to (shown to the owner). */
+  members?: string[]
+}
+
+export interface ProjectsResponse {
+  projects: Project[]
+}
 export type UsageResponse = UsageReport
 export type ProfileDefinition = ProfileConfig
 

@@ -9,8 +9,10 @@ import { RunView } from '../chat/run-view'
 import { isActiveStatus } from '../components/status-badge'
 import { useToast } from '../components/toasts'
 import { api } from '../lib/api'
+import { continuationOf } from '../lib/decided'
 import { canResume, resumeRun } from '../lib/resume'
 import type { ConversationDetail, PendingAction } from '../lib/types'
+import { useProjects } from '../lib/use-projects'
 import { useAgents } from '../lib/use-agents'
 import { useEventStream } from '../lib/use-event-stream'
 import { useResource } from '../lib/use-resource'
@@ -22,6 +24,7 @@ export function ChatPage({ id }: { id: string }) {
   const conversation = useResource<ConversationDetail>(`/api/conversations/${encodeURIComponent(id)}`)
   const actions = useResource<PendingAction[]>('/api/actions?status=pending')
   const { choices, adapters } = useAgents()
+  const { nameOf } = useProjects()
   const [transcript, setTranscript] = useState<Transcript>({})
   const [agent, setAgent] = useState<string>()
   const { reload: reloadConversation } = conversation
@@ -135,7 +138,11 @@ export function ChatPage({ id }: { id: string }) {
         <h1>{data?.title ?? 'Conversation'}</h1>
         <StreamIndicator state={streamState} />
         <span className="grow" />
-        {data && <span className="muted small">{data.project}</span>}
+        {data && (
+          <span className="muted small" data-project={data.projectId ?? ''}>
+            {nameOf(data.projectId) ?? data.project}
+          </span>
+        )}
         <button type="button" className="button ghost" onClick={() => void remove()}>
           Delete
         </button>
@@ -146,6 +153,8 @@ export function ChatPage({ id }: { id: string }) {
           <RunView
             key={run.id}
             run={run}
+            continuation={continuationOf(run, runs)}
+            projectName={nameOf(run.projectId)}
             transcript={transcript[run.id]}
             actions={byAction}
             onDecided={onDecided}

@@ -1,4 +1,6 @@
-// Conversations: search them, open one, or start a new one with an agent and a first message.
+// Conversations: search them, open one, or start a new one with an agent and a first message. With
+// projects, the list shows the project chosen in the switcher, and a new conversation goes to it (asked
+// for when there are several and none is chosen).
 import { useEffect, useState } from 'react'
 import { Composer } from '../chat/composer'
 import { StatusBadge } from '../components/status-badge'
@@ -9,6 +11,8 @@ import { Link, navigate } from '../lib/router'
 import type { Conversation } from '../lib/types'
 import { useActivity } from '../lib/activity'
 import { useAgents } from '../lib/use-agents'
+import { inProject, projectForNew } from '../lib/projects'
+import { useProjects } from '../lib/use-projects'
 import { useResource } from '../lib/use-resource'
 
 export function ConversationsPage() {
@@ -19,7 +23,14 @@ export function ConversationsPage() {
     `/api/conversations${query ? `?search=${encodeURIComponent(query)}` : ''}`,
   )
   const { choices } = useAgents()
+  const projects = useProjects()
   const [agent, setAgent] = useState<string>()
+  const [pickedProject, setPickedProject] = useState<string>('')
+  const [projectError, setProjectError] = useState<string>()
+  const newProjectId = projectForNew(projects.chosen, projects.projects) ?? (pickedProject || null)
+  const newProject = projects.projects.find((project) => project.id === newProjectId)
+  const askProject = projects.projects.length > 1 && projects.chosen === null
+  const shown = (list.data ?? []).filter((conversation) => inProject(conversation, projects.chosen))
   useActivity(() => void list.reload())
 
   // Search as people type, without a request per key.
@@ -32,12 +43,21 @@ export function ConversationsPage() {
   const firstUsable = choices.find(
     (choice) => choice.kind === 'adapter' && !choice.unavailable && choice.name !== 'builtin',
   )
-  const selected = agent ?? firstUsable?.name ?? 'builtin'
+  const selected = agent ?? newProject?.defaultAgent ?? firstUsable?.name ?? 'builtin'
 
   async function start(text: string): Promise<boolean> {
+    if (askProject && !newProjectId) {
+      setProjectError('Choose the project this conversation works in.')
+      return false
+    }
+    setProjectError(undefined)
     try {
       const title = text.split('\n')[0]!.slice(0, 80)
-      const conversation = await api<Conversation>('POST', '/api/conversations', { agent: selected, title })
+      const conversation = await api<Conversation>('POST', '/api/conversations', {
+        agent: selected,
+        title,
+        ...(newProjectId && { projectId: newProjectId }),
+      })
       await api('POST', `/api/conversations/${conversation.id}/messages`, { text })
       navigate(`/conversations/${conversation.id}`)
       return true
@@ -54,6 +74,34 @@ export function ConversationsPage() {
       </header>
       <section className="card" aria-label="New conversation">
         <h2>New conversation</h2>
+        {askProject && (
+          <div className="agent-picker project-picker">
+            <label htmlFor="new-conversation-project" className="small muted">
+              Project
+            </label>
+            <select
+              id="new-conversation-project"
+              value={pickedProject}
+              aria-invalid={projectError ? true : undefined}
+              onChange={(event) => {
+                setPickedProject(event.target.value)
+                setProjectError(undefined)
+              }}
+            >
+              <option value="">Choose a project…</option>
+              {projects.projects.map((project) => (
+                <option key={project.id} value={project.id}>
+                  {project.name}
+                </option>
+              ))}
+            </select>
+            {projectError && (
+              <span className="field-error" role="alert">
+                {projectError}
+              </span>
+            )}
+          </div>
+        )}
         <Composer
           choices={choices}
           agent={selected}
@@ -72,16 +120,27 @@ export function ConversationsPage() {
           onChange={(event) => setSearch(event.target.value)}
         />
       </label>
-      {list.data && list.data.length === 0 && (
-        <p className="empty">{query ? `No conversation matches “${query}”.` : 'No conversations yet.'}</p>
+      {list.data && shown.length === 0 && (
+        <p className="empty">
+          {query
+            ? `No conversation matches “${query}”.`
+            : projects.chosen
+              ? `No conversations in ${projects.nameOf(projects.chosen)} yet.`
+              : 'No conversations yet.'}
+        </p>
       )}
       <ul className="list" aria-label="Conversations">
-        {(list.data ?? []).map((conversation) => (
+        {shown.map((conversation) => (
           <li key={conversation.id}>
             <Link to={`/conversations/${conversation.id}`} className="list-item">
               <span className="grow">
                 <span className="list-title">{conversation.title}</span>
                 <span className="muted small">
+                  {projects.nameOf(conversation.projectId) && (
+                    <span data-project={conversation.projectId}>
+                      {projects.nameOf(conversation.projectId)} ·{' '}
+                    </span>
+                  )}
                   {conversation.profile} · {formatWhen(conversation.updatedAt)}
                 </span>
               </span>

@@ -7,10 +7,12 @@ import { applyEvent, type Transcript } from '../chat/transcript'
 import { StreamIndicator } from '../components/stream-indicator'
 import { useToast } from '../components/toasts'
 import { api } from '../lib/api'
+import { continuationOf } from '../lib/decided'
 import { canResume, resumeRun } from '../lib/resume'
 import { Link, navigate } from '../lib/router'
 import type { PendingAction, Run } from '../lib/types'
 import { useAgents } from '../lib/use-agents'
+import { useProjects } from '../lib/use-projects'
 import { useEventStream } from '../lib/use-event-stream'
 import { useResource } from '../lib/use-resource'
 
@@ -20,6 +22,9 @@ export function RunPage({ id }: { id: string }) {
   const actions = useResource<PendingAction[]>('/api/actions?status=pending')
   const [transcript, setTranscript] = useState<Transcript>({})
   const { adapters } = useAgents()
+  const { nameOf } = useProjects()
+  // The run that went on from this one after its decisions (decided runs link it).
+  const continuation = useResource<Run[]>(run.data?.agentStatus ? `/api/runs?limit=200` : null)
   const { reload } = run
   const onEvent = useCallback(
     (envelope: EventEnvelope) => {
@@ -48,6 +53,8 @@ export function RunPage({ id }: { id: string }) {
         <div className="chat-log">
           <RunView
             run={run.data}
+            continuation={continuationOf(run.data, continuation.data ?? [])}
+            projectName={nameOf(run.data.projectId)}
             transcript={transcript[id]}
             actions={byAction}
             onDecided={() => void actions.reload()}

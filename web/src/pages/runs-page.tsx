@@ -7,10 +7,12 @@ import { useToast } from '../components/toasts'
 import { useActivity } from '../lib/activity'
 import { api } from '../lib/api'
 import { formatTokens, formatUsd, formatWhen, runDuration, totalTokens } from '../lib/format'
+import { continuationOf, isDecidedRun, shownStatus } from '../lib/decided'
 import { canResume, resumeRun } from '../lib/resume'
 import { Link } from '../lib/router'
 import type { Run, RunStatus } from '../lib/types'
 import { useAgents } from '../lib/use-agents'
+import { useProjects } from '../lib/use-projects'
 import { useResource } from '../lib/use-resource'
 
 const FILTERS: (RunStatus | '')[] = [
@@ -30,6 +32,7 @@ export function RunsPage() {
   const runs = useResource<Run[]>(`/api/runs?limit=200${status ? `&status=${status}` : ''}`)
   const state = useActivity(() => void runs.reload())
   const { adapters } = useAgents()
+  const { nameOf } = useProjects()
   // Offered once: not for a run another run already continues, nor for a conversation's run that a later
   // message went on from (the list is newest first).
   const superseded = new Set<string>()
@@ -78,7 +81,7 @@ export function RunsPage() {
       {runs.data && runs.data.length === 0 && (
         <p className="empty">No runs{status ? ` with status ${status}` : ''}.</p>
       )}
-      <div className="table-wrap">
+      <div className="table-wrap" hidden={runs.data?.length === 0}>
         <table className="table" aria-label="Runs">
           <thead>
             <tr>
@@ -100,7 +103,12 @@ export function RunsPage() {
             {(runs.data ?? []).map((run) => (
               <tr key={run.id} data-run-id={run.id}>
                 <td>
-                  <StatusBadge status={run.status} />
+                  <StatusBadge status={shownStatus(run)} />
+                  {isDecidedRun(run) && continuationOf(run, runs.data ?? []) && (
+                    <div className="small">
+                      <Link to={`/runs/${continuationOf(run, runs.data ?? [])!.id}`}>continued</Link>
+                    </div>
+                  )}
                 </td>
                 <td>
                   {run.agent}
@@ -115,6 +123,11 @@ export function RunsPage() {
                       ? '(continued after a decision)'
                       : run.prompt.slice(0, 80) || run.id}
                   </Link>
+                  {nameOf(run.projectId) && (
+                    <div className="muted small" data-project={run.projectId}>
+                      {nameOf(run.projectId)}
+                    </div>
+                  )}
                   {run.reason && run.status !== 'succeeded' && (
                     <div className="muted small">{run.reason}</div>
                   )}

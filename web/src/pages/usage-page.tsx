@@ -98,7 +98,7 @@ export function UsagePage() {
         {perAgent.data && perAgent.data.groups.length === 0 && (
           <p className="empty">No usage in this range.</p>
         )}
-        <div className="table-wrap">
+        <div className="table-wrap" hidden={perAgent.data?.groups.length === 0}>
           <table className="table" aria-label="Usage per agent">
             <thead>
               <tr>
