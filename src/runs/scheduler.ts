@@ -24,7 +24,8 @@ import type { BuiltinRunner } from './builtin-runs.js'
 import { executeCliRun } from './execute-cli-run.js'
 import { cliTimeoutSeconds, type RunActivity, runLimitsFor, startRunLimits } from './run-limits.js'
 import { loadUserProfiles, resolveAgent, type UserProfiles } from './resolve-agent.js'
-import { sessionToResume } from './resume-run.js'
+import { runToResume } from './resume-run.js'
+import { cliHandoff } from './handoff-source.js'
 import type { ActiveRun, RunEnd, RunService } from './run-service.js'
 import { ownerGone } from './run-ownership.js'
 import { createWorkspaceGate, holderAmong, mayClearItself } from './workspace-gate.js'
@@ -114,19 +115,22 @@ export function createScheduler(options: SchedulerOptions) {
       const limits = runLimitsFor(agent.profile)
       // A tripped limit cancels as the user's cancel does, and the run ends failed (run-limits.ts).
       const limited = startRunLimits(active, { limits, activity: options.activity, signal })
+      const scope = store.forUser(userId)
+      const resumed = agent.adapter.capabilities.resume ? await runToResume(scope.runs, run) : undefined
+      // What other agents did in the conversation that this one has not seen goes before the message.
+      const handoff = await cliHandoff(scope, run, resumed, agent.adapter.capabilities.contextWindowHint)
       const running = executeCliRun(
         active,
         {
           agent: agent.name,
           adapter: agent.adapter,
           executable: agent.detected.executable!,
-          prompt: run.prompt,
+          prompt: handoff ? `${handoff.text}\n\n${run.prompt}` : run.prompt,
+          handoff: handoff?.event,
           cwd: run.cwd,
           model: run.model ?? agent.profile?.model ?? endpoint?.model,
           endpoint,
-          resumeSessionId: agent.adapter.capabilities.resume
-            ? await sessionToResume(store.forUser(userId).runs, run)
-            : undefined,
+          resumeSessionId: resumed?.sessionId ?? undefined,
           extraArgs: agent.profile?.cliArgs ?? [],
           permissions: agent.profile?.permissions,
           skills,
