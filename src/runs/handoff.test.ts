@@ -62,7 +62,7 @@ describe('handoff', () => {
       ],
       { mode: 'new-session', budgetChars: 10_000 },
     )!
-    expect(block.text).toContain('Other agents worked in this conversation')
+    expect(block.text).toContain('This conversation (and its workspace) has history from before this session')
     const first = block.text.indexOf('User: Write notes.txt')
     const second = block.text.indexOf('User: Now add a line')
     expect(first).toBeGreaterThan(0)

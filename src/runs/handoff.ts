@@ -178,8 +178,9 @@ export interface HandoffBlock {
 
 const HEADINGS: Record<Exclude<HandoffMode, 'history'>, string> = {
   'new-session':
-    'Other agents worked in this conversation (and its workspace) before you. What happened so far:',
-  'since-last': 'Since you last spoke in this conversation, other agents worked in it. What happened:',
+    'This conversation (and its workspace) has history from before this session of yours: other agents, or you in an earlier session, worked in it. What happened so far, oldest first:',
+  'since-last':
+    'Since you last spoke in this conversation, other agents worked in it (in the same workspace). What happened, oldest first:',
 }
 
 /**

@@ -125,7 +125,8 @@ export function createScheduler(options: SchedulerOptions) {
           agent: agent.name,
           adapter: agent.adapter,
           executable: agent.detected.executable!,
-          prompt: handoff ? `${handoff.text}\n\n${run.prompt}` : run.prompt,
+          // Earlier runs' prompts are stored as written: quoted here, they are redacted as stored messages are.
+          prompt: handoff ? `${store.redactor.text(handoff.text)}\n\n${run.prompt}` : run.prompt,
           handoff: handoff?.event,
           cwd: run.cwd,
           model: run.model ?? agent.profile?.model ?? endpoint?.model,
