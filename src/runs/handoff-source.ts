@@ -97,8 +97,20 @@ export async function loadHandoffTurns(
   if (runs.length === 0) return []
   const actions = await scope.actions.list({ conversationId })
   const turns: HandoffTurn[] = []
-  for (const run of runs) turns.push(turnFromRun(run, await scope.runs.listEvents(run.id), actions))
+  for (const run of runs) turns.push(turnFromRun(run, await allEvents(scope, run.id), actions))
   return turns
+}
+
+const EVENTS_PAGE = 10_000
+
+/** Every stored event of a run, page by page: a long run's final text is at its end. */
+async function allEvents(scope: Pick<UserScope, 'runs'>, runId: string): Promise<EventEnvelope[]> {
+  const events: EventEnvelope[] = []
+  for (;;) {
+    const page = await scope.runs.listEvents(runId, { afterSeq: events.at(-1)?.seq ?? 0, limit: EVENTS_PAGE })
+    events.push(...page)
+    if (page.length < EVENTS_PAGE) return events
+  }
 }
 
 /**
