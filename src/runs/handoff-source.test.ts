@@ -75,7 +75,23 @@ describe.each(STORE_ENGINES)('handoff-source ($name)', (engine) => {
       origin: 'chat',
       expiresAt: new Date(Date.now() + 60_000).toISOString(),
     })
-    await builtin.end({ status: 'awaiting_confirmation', reason: '1 proposal(s) wait for a decision' })
+    // Confirmed and applied after the run ended: no event of the run says what it changed.
+    const applied = await scope().actions.create({
+      runId: builtin.run.id,
+      conversationId: conversation.id,
+      tool: 'edit_file',
+      toolCallId: 'c0',
+      input: {},
+      inputHash: 'h0',
+      summary: 'Edit README.md',
+      diff: '--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-old\n+new\n',
+      precondition: { path: 'README.md', sha256: 'abc' },
+      classification: 'safe_update',
+      origin: 'chat',
+      expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    })
+    await builtin.end({ status: 'awaiting_confirmation', reason: '2 proposal(s) wait for a decision' })
+    await scope().actions.claim(applied.id, { status: 'applied' })
     await scope().actions.claim(action.id, { status: 'rejected', reason: 'no' })
     // Still pending: not a decided proposal.
     await scope().actions.create({
@@ -119,7 +135,11 @@ describe.each(STORE_ENGINES)('handoff-source ($name)', (engine) => {
       adapter: 'builtin',
       finalText: 'I propose an edit.',
       status: 'awaiting_confirmation',
-      proposals: [{ summary: 'Edit notes.txt', status: 'rejected' }],
+      files: [{ path: 'README.md', kind: 'modify', added: 1, removed: 1 }],
+      proposals: [
+        { summary: 'Edit notes.txt', status: 'rejected' },
+        { summary: 'Edit README.md', status: 'applied' },
+      ],
     })
     expect(turns[2]).toMatchObject({ finalText: '', status: 'failed', reason: 'codex exited with code 1' })
   })

@@ -56,6 +56,27 @@ function filesOf(events: readonly EventEnvelope[]): HandoffFile[] {
   return [...files.values()]
 }
 
+/**
+ * The files a run changed: its file-change events, then what its applied proposals changed (a confirmed
+ * proposal is applied outside the run, so no event of the run says so; an auto-approved one has both).
+ */
+function changedFiles(run: Run, events: readonly EventEnvelope[], actions: readonly PendingAction[]) {
+  const files = filesOf(events)
+  for (const action of actions) {
+    const target = action.precondition?.path
+    if (action.runId !== run.id || action.status !== 'applied' || !target) continue
+    if (files.some((file) => file.path === target)) continue
+    const kind =
+      action.classification === 'destructive_delete'
+        ? 'delete'
+        : action.precondition?.sha256 === null
+          ? 'create'
+          : 'modify'
+    files.push({ path: target, kind, ...(action.diff !== null && diffStat(action.diff)) })
+  }
+  return files
+}
+
 /** One ended run as a handoff turn. */
 export function turnFromRun(
   run: Run,
@@ -70,7 +91,7 @@ export function turnFromRun(
     status: run.status,
     reason: run.reason,
     finalText: finalTextOf(events),
-    files: filesOf(events),
+    files: changedFiles(run, events, actions),
     proposals: actions
       .filter((action) => action.runId === run.id && action.status !== 'pending')
       .map((action) => ({ summary: action.summary, status: action.status })),
