@@ -18,7 +18,7 @@ import type { Store } from '../store/store.js'
 import type { ActionsService } from './actions-service.js'
 import { resolveBuiltinModel } from './builtin-model.js'
 import { builtinHandoff } from './handoff-source.js'
-import { builtinHistory } from './handoff-history.js'
+import { builtinHistory, type ForeignReplies } from './handoff-history.js'
 import type { ModelProxy } from './model-proxy.js'
 import type { ActiveRun, RunEnd, RunService } from './run-service.js'
 import { loadUserProfiles, profileNamed } from './resolve-agent.js'
@@ -92,11 +92,12 @@ function conversationMemory(
   userId: string,
   conversationId: string,
   runId: string,
-  replies: ReadonlyMap<string, string>,
+  handoff: Pick<ForeignReplies, 'replies' | 'runs'>,
 ): ConversationMemory {
   const conversations = store.forUser(userId).conversations
   return {
-    load: async () => builtinHistory(await conversations.listMessages(conversationId), replies),
+    load: async () =>
+      builtinHistory(await conversations.listMessages(conversationId), handoff.replies, handoff.runs),
     append: async (message) => {
       await conversations.appendMessage(conversationId, message, runId)
     },
@@ -173,7 +174,7 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
         model: model.model,
         system: builtinSystemPrompt({ workspace: run.cwd, project: input.project, skills: skills.prompt }),
         tools: options.tools,
-        memory: conversationMemory(store, userId, input.conversationId, run.id, handoff.replies),
+        memory: conversationMemory(store, userId, input.conversationId, run.id, handoff),
         desk: actions.createDesk(
           userId,
           { runId: run.id, conversationId: input.conversationId },

@@ -96,6 +96,32 @@ describe('handoff-history', () => {
     expect(checkHistory(history)).toEqual({ ok: true })
   })
 
+  it('finds the run of a user message stored before messages named their run, by its text and time', () => {
+    const { replies } = foreignReplies([claudeTurn('run_1', { prompt: 'same' })], { budgetChars: 10_000 })
+    const legacy = (text: string, createdAt: string): HistoryEntry => ({ ...user(text, null), createdAt })
+    const runs = [
+      { id: 'run_0', prompt: 'same', createdAt: '2026-01-01T00:00:00.000Z' },
+      { id: 'run_1', prompt: 'same', createdAt: '2026-01-01T00:00:02.000Z' },
+    ]
+    const history = builtinHistory(
+      // The first message started run_0 (the built-in agent's: no reply here), the second run_1 (Claude's).
+      [
+        legacy('same', '2026-01-01T00:00:00.000Z'),
+        legacy('same', '2026-01-01T00:00:01.000Z'),
+        user('now', 'run_2'),
+      ],
+      replies,
+      runs,
+    )
+    expect(history.map((message) => textOf(message).split('\n')[0])).toEqual([
+      'same',
+      NO_REPLY_TEXT,
+      'same',
+      '(Another agent, claude-code, took this turn in the same workspace.)',
+      'now',
+    ])
+  })
+
   it('cuts the oldest replies short first, then leaves them out, to fit its budget', () => {
     const turns = ['run_1', 'run_2', 'run_3'].map((runId) =>
       claudeTurn(runId, { finalText: `${runId} `.repeat(1_000) }),

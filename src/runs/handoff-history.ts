@@ -12,6 +12,38 @@ import { boundTurns, type HandoffTurn, renderAgentPart, turnAuthor } from './han
 export interface HistoryEntry {
   message: Message
   runId: string | null
+  createdAt?: string
+}
+
+/** A run of the conversation, as far as finding the user message that started it needs. */
+export interface StartedRun {
+  id: string
+  prompt: string
+  createdAt: string
+}
+
+const textOf = (message: Message) =>
+  message.role === 'user'
+    ? message.content.map((part) => (part.type === 'text' ? part.text : '')).join('')
+    : ''
+
+/**
+ * User messages stored before messages named their run get the run they started: the oldest run not yet
+ * taken whose prompt is the message's text, created with it or after it.
+ */
+export function attachRuns(stored: readonly HistoryEntry[], runs: readonly StartedRun[]): HistoryEntry[] {
+  const taken = new Set(stored.flatMap((entry) => (entry.runId ? [entry.runId] : [])))
+  return stored.map((entry) => {
+    if (entry.runId !== null || entry.message.role !== 'user' || entry.createdAt === undefined) return entry
+    const text = textOf(entry.message)
+    const run = runs.find(
+      (candidate) =>
+        !taken.has(candidate.id) && candidate.prompt === text && candidate.createdAt >= entry.createdAt!,
+    )
+    if (!run) return entry
+    taken.add(run.id)
+    return { ...entry, runId: run.id }
+  })
 }
 
 /** Stands between two user messages when nothing answered the first. */
@@ -23,6 +55,8 @@ export interface ForeignReplies {
   replies: ReadonlyMap<string, string>
   /** What was handed over that the agent had not seen before (its turns after its own last run). */
   event: HandoffEvent | undefined
+  /** The conversation's ended runs, oldest first: for `attachRuns`. */
+  runs: readonly StartedRun[]
 }
 
 function replyText(turn: HandoffTurn, detail: 'full' | 'summary' | 'omitted'): string {
@@ -39,7 +73,7 @@ function replyText(turn: HandoffTurn, detail: 'full' | 'summary' | 'omitted'): s
 export function foreignReplies(
   foreign: readonly HandoffTurn[],
   options: { budgetChars: number; unseenAfter?: string | undefined },
-): ForeignReplies {
+): Omit<ForeignReplies, 'runs'> {
   const bounded = boundTurns(foreign, options.budgetChars, (turn, detail) => replyText(turn, detail).length)
   const replies = new Map<string, string>()
   for (const { turn, detail } of bounded.turns) replies.set(turn.runId, replyText(turn, detail))
@@ -63,14 +97,16 @@ export function foreignReplies(
 
 /**
  * The stored messages with other agents' replies after the user messages they answered, and no two user
- * messages adjacent. Tool messages and the agent's own turns are left as they are.
+ * messages adjacent. Tool messages and the agent's own turns are left as they are. `runs` find the run of
+ * a user message stored before messages named their run.
  */
 export function builtinHistory(
   stored: readonly HistoryEntry[],
   replies: ReadonlyMap<string, string>,
+  runs: readonly StartedRun[] = [],
 ): Message[] {
   const history: Message[] = []
-  for (const { message, runId } of stored) {
+  for (const { message, runId } of attachRuns(stored, runs)) {
     if (message.role === 'user' && history.at(-1)?.role === 'user') history.push(assistantText(NO_REPLY_TEXT))
     history.push(message)
     const reply = message.role === 'user' && runId !== null ? replies.get(runId) : undefined

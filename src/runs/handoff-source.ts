@@ -162,10 +162,11 @@ export async function builtinHandoff(
 ): Promise<ForeignReplies> {
   const ended = await endedRunsBefore(scope, conversationId, run)
   const foreign = ended.filter((candidate) => candidate.adapter !== 'builtin')
-  if (foreign.length === 0) return { replies: new Map(), event: undefined }
+  if (foreign.length === 0) return { replies: new Map(), event: undefined, runs: ended }
   const lastOwn = ended.findLast((candidate) => candidate.adapter === 'builtin')
-  return foreignReplies(await loadHandoffTurns(scope, conversationId, foreign), {
+  const replies = foreignReplies(await loadHandoffTurns(scope, conversationId, foreign), {
     budgetChars: handoffBudgetChars(BUILTIN_CONTEXT_WINDOW_HINT),
     unseenAfter: lastOwn?.id,
   })
+  return { ...replies, runs: ended }
 }
