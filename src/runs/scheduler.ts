@@ -112,13 +112,13 @@ export function createScheduler(options: SchedulerOptions) {
       const endpoint = endpointForAdapter(agent.adapter, options.env, options.config.providers)
       const target = options.targets.forProfile(agent.profile?.target)
       const skills = await loadProfileSkills(options.projectDir, agent.profile?.skills)
-      const limits = runLimitsFor(agent.profile)
-      // A tripped limit cancels as the user's cancel does, and the run ends failed (run-limits.ts).
-      const limited = startRunLimits(active, { limits, activity: options.activity, signal })
       const scope = store.forUser(userId)
       const resumed = agent.adapter.capabilities.resume ? await runToResume(scope.runs, run) : undefined
       // What other agents did in the conversation that this one has not seen goes before the message.
       const handoff = await cliHandoff(scope, run, resumed, agent.adapter.capabilities.contextWindowHint)
+      const limits = runLimitsFor(agent.profile)
+      // A tripped limit cancels as the user's cancel does, and the run ends failed (run-limits.ts).
+      const limited = startRunLimits(active, { limits, activity: options.activity, signal })
       const running = executeCliRun(
         active,
         {
