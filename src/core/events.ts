@@ -152,8 +152,26 @@ export interface FinalizeEndEvent {
   reason?: string
 }
 
+/**
+ * What a run was handed of its conversation that its agent had not seen (other agents' turns), right
+ * after `run-start`: `new-session` and `since-last` (a resumed session) went into a CLI agent's prompt,
+ * `history` into the built-in agent's messages. `runs` are the turns handed over, oldest first; over the
+ * bound (`budgetChars`, from the adapter's context window) the oldest were `summarised` (cut short) or
+ * `omitted`. Only the sizes are recorded: the text itself is what the agent received.
+ */
+export interface HandoffEvent {
+  type: 'handoff'
+  mode: 'new-session' | 'since-last' | 'history'
+  runs: string[]
+  chars: number
+  budgetChars: number
+  summarised: number
+  omitted: number
+}
+
 export type AgentEvent =
   | RunStartEvent
+  | HandoffEvent
   | TextDeltaEvent
   | ReasoningDeltaEvent
   | ToolCallEvent
@@ -170,6 +188,7 @@ export type AgentEventType = AgentEvent['type']
 
 export const AGENT_EVENT_TYPES = [
   'run-start',
+  'handoff',
   'text-delta',
   'reasoning-delta',
   'tool-call',

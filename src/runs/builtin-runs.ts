@@ -11,11 +11,14 @@ import type { ToolRegistry } from '../agent/tools/tool-registry.js'
 import type { HangarConfig, ProfileConfig } from '../core/config.js'
 import type { EventEnvelope, WriteClassification } from '../core/events.js'
 import { AppError } from '../core/errors.js'
+import { newId } from '../core/ids.js'
 import type { CredentialsService } from '../store/credentials-service.js'
 import type { Run } from '../store/repositories/runs-repository.js'
 import type { Store } from '../store/store.js'
 import { type ActionsService, noteContinuation } from './actions-service.js'
 import { resolveBuiltinModel } from './builtin-model.js'
+import { builtinHandoff } from './handoff-source.js'
+import { builtinHistory, type ForeignReplies } from './handoff-history.js'
 import type { ModelProxy } from './model-proxy.js'
 import type { ActiveRun, RunEnd, RunService } from './run-service.js'
 import { loadUserProfiles, profileNamed } from './resolve-agent.js'
@@ -83,15 +86,18 @@ async function releaseIfOwnerGone(
   return true
 }
 
+/** The conversation's messages, with other agents' replies where they answered (handoff-history.ts). */
 function conversationMemory(
   store: Store,
   userId: string,
   conversationId: string,
   runId: string,
+  handoff: Pick<ForeignReplies, 'replies' | 'runs'>,
 ): ConversationMemory {
   const conversations = store.forUser(userId).conversations
   return {
-    load: async () => (await conversations.listMessages(conversationId)).map((stored) => stored.message),
+    load: async () =>
+      builtinHistory(await conversations.listMessages(conversationId), handoff.replies, handoff.runs),
     append: async (message) => {
       await conversations.appendMessage(conversationId, message, runId)
     },
@@ -152,6 +158,9 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
           skills: { strategy: 'prompt' as const, names: loaded.map((skill) => skill.name) },
         }),
       })
+      // Other agents' turns since its own: read once, they do not change while this run goes.
+      const handoff = await builtinHandoff(store.forUser(userId), input.conversationId, run)
+      if (handoff.event) active.emit(handoff.event)
       // The built-in agent's session is its conversation: stored now, as CLI runs store theirs once known.
       await active.setSession(input.conversationId)
       if (!proxy) {
@@ -165,7 +174,7 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
         model: model.model,
         system: builtinSystemPrompt({ workspace: run.cwd, project: input.project, skills: skills.prompt }),
         tools: options.tools,
-        memory: conversationMemory(store, userId, input.conversationId, run.id),
+        memory: conversationMemory(store, userId, input.conversationId, run.id, handoff),
         desk: actions.createDesk(
           userId,
           { runId: run.id, conversationId: input.conversationId },
@@ -259,13 +268,17 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
           await scope.conversations.create({ title, profile: request.agent, project: request.project })
         ).id
       }
-      await scope.conversations.appendMessage(conversationId, {
-        role: 'user',
-        content: [{ type: 'text', text: request.prompt }],
-      })
+      // The user message names its run, as a conversation message's does (submit-run.ts).
+      const runId = newId('run')
+      await scope.conversations.appendMessage(
+        conversationId,
+        { role: 'user', content: [{ type: 'text', text: request.prompt }] },
+        runId,
+      )
       const active = await runs.start(
         userId,
         {
+          id: runId,
           agent: request.agent,
           adapter: 'builtin',
           model: request.model ?? request.profile?.model ?? null,

@@ -4,7 +4,7 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import type { AgentEvent, UsageTotals } from '../core/events.js'
+import type { AgentEvent, HandoffEvent, UsageTotals } from '../core/events.js'
 import { errorEvent } from '../adapters/parsers/agent-error-codes.js'
 import type { PlacedSkills, Skill } from '../adapters/skills.js'
 import { placeSkills } from '../adapters/skills.js'
@@ -38,6 +38,8 @@ export interface CliRunRequest {
   model?: string | undefined
   endpoint?: ModelEndpoint | undefined
   resumeSessionId?: string | undefined
+  /** What the prompt was handed of its conversation (handoff.ts): recorded right after `run-start`. */
+  handoff?: HandoffEvent | undefined
   extraArgs?: readonly string[]
   /** The profile's `permissions`; absent = the default mode. */
   permissions?: PermissionsConfig | undefined
@@ -158,6 +160,7 @@ export async function executeCliRun(
         skills: { strategy: skills.strategy, names: (request.skills ?? []).map((skill) => skill.name) },
       }),
     })
+    if (request.handoff) active.emit(request.handoff)
     if (route.feedsNotDelivered) active.emit(route.feedsNotDelivered)
     const localPlan = adapter.buildLaunch(input)
     const forward = remote && route.proxyOrigin ? { from: route.proxyOrigin } : undefined

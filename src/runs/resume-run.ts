@@ -87,20 +87,25 @@ export interface RunLookup {
 }
 
 /**
- * The agent session a run continues: the run it resumes explicitly (`continues`), else its conversation's
- * latest run of the same adapter that recorded a session — an interrupted run included, since the session
- * id is stored as soon as the agent names it. Never an older session while a newer one exists.
+ * The run whose agent session a run continues: the run it resumes explicitly (`continues`), else its
+ * conversation's latest run of the same adapter that recorded a session — an interrupted run included,
+ * since the session id is stored as soon as the agent names it. Never an older session while a newer one
+ * exists.
  */
-export async function sessionToResume(runs: RunLookup, run: Run): Promise<string | undefined> {
+export async function runToResume(runs: RunLookup, run: Run): Promise<Run | undefined> {
   if (run.continues) {
     const resumed = await runs.get(run.continues)
-    if (resumed?.sessionId && resumed.adapter === run.adapter) return resumed.sessionId
+    if (resumed?.sessionId && resumed.adapter === run.adapter) return resumed
   }
   if (!run.conversationId) return undefined
   // Newest first (ids sort by creation time).
   const earlier = await runs.list({ conversationId: run.conversationId, limit: 100 })
-  const latest = earlier.find(
+  return earlier.find(
     (candidate) => candidate.id !== run.id && candidate.adapter === run.adapter && candidate.sessionId,
   )
-  return latest?.sessionId ?? undefined
+}
+
+/** The agent session a run continues (see `runToResume`). */
+export async function sessionToResume(runs: RunLookup, run: Run): Promise<string | undefined> {
+  return (await runToResume(runs, run))?.sessionId ?? undefined
 }

@@ -24,7 +24,8 @@ import type { BuiltinRunner } from './builtin-runs.js'
 import { executeCliRun } from './execute-cli-run.js'
 import { cliTimeoutSeconds, type RunActivity, runLimitsFor, startRunLimits } from './run-limits.js'
 import { loadUserProfiles, resolveAgent, type UserProfiles } from './resolve-agent.js'
-import { sessionToResume } from './resume-run.js'
+import { runToResume } from './resume-run.js'
+import { cliHandoff } from './handoff-source.js'
 import type { ActiveRun, RunEnd, RunService } from './run-service.js'
 import { ownerGone } from './run-ownership.js'
 import { createWorkspaceGate, holderAmong, mayClearItself } from './workspace-gate.js'
@@ -111,6 +112,10 @@ export function createScheduler(options: SchedulerOptions) {
       const endpoint = endpointForAdapter(agent.adapter, options.env, options.config.providers)
       const target = options.targets.forProfile(agent.profile?.target)
       const skills = await loadProfileSkills(options.projectDir, agent.profile?.skills)
+      const scope = store.forUser(userId)
+      const resumed = agent.adapter.capabilities.resume ? await runToResume(scope.runs, run) : undefined
+      // What other agents did in the conversation that this one has not seen goes before the message.
+      const handoff = await cliHandoff(scope, run, resumed, agent.adapter.capabilities.contextWindowHint)
       const limits = runLimitsFor(agent.profile)
       // A tripped limit cancels as the user's cancel does, and the run ends failed (run-limits.ts).
       const limited = startRunLimits(active, { limits, activity: options.activity, signal })
@@ -120,13 +125,13 @@ export function createScheduler(options: SchedulerOptions) {
           agent: agent.name,
           adapter: agent.adapter,
           executable: agent.detected.executable!,
-          prompt: run.prompt,
+          // Earlier runs' prompts are stored as written: quoted here, they are redacted as stored messages are.
+          prompt: handoff ? `${store.redactor.text(handoff.text)}\n\n${run.prompt}` : run.prompt,
+          handoff: handoff?.event,
           cwd: run.cwd,
           model: run.model ?? agent.profile?.model ?? endpoint?.model,
           endpoint,
-          resumeSessionId: agent.adapter.capabilities.resume
-            ? await sessionToResume(store.forUser(userId).runs, run)
-            : undefined,
+          resumeSessionId: resumed?.sessionId ?? undefined,
           extraArgs: agent.profile?.cliArgs ?? [],
           permissions: agent.profile?.permissions,
           skills,

@@ -12,6 +12,7 @@ import type { DetectedAdapter } from '../adapters/detection.js'
 import type { AdapterRegistry } from '../adapters/registry.js'
 import type { HangarConfig } from '../core/config.js'
 import { AppError } from '../core/errors.js'
+import { newId } from '../core/ids.js'
 import type { Run } from '../store/repositories/runs-repository.js'
 import type { Store } from '../store/store.js'
 import type { PreparedWorkspace, WorkspaceService } from '../workspaces/workspace-service.js'
@@ -233,13 +234,17 @@ export function createRunSubmitter(runtime: SubmitDeps) {
         workspace ? { workspaceId: workspace.id } : { inPlace: context.cwd },
       )
     }
+    // The user message names its run, so the next agent knows which run answered it (handoff-history.ts).
+    const runId = newId('run')
     if (conversationId) {
-      await scope.conversations.appendMessage(conversationId, {
-        role: 'user',
-        content: [{ type: 'text', text: request.prompt }],
-      })
+      await scope.conversations.appendMessage(
+        conversationId,
+        { role: 'user', content: [{ type: 'text', text: request.prompt }] },
+        runId,
+      )
     }
     const run = await runtime.runs.enqueue(userId, {
+      id: runId,
       agent: agent.name,
       adapter: agent.kind === 'builtin' ? 'builtin' : agent.adapter.id,
       model: request.model ?? agent.profile?.model ?? null,

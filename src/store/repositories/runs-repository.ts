@@ -41,6 +41,8 @@ function toRun(row: RunsTable): Run {
 }
 
 export interface NewRun {
+  /** Minted by the caller when something must name the run before it is stored (its user message). */
+  id?: string
   agent: string
   adapter: string
   model?: string | null
@@ -85,7 +87,7 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
   return {
     async create(input: NewRun): Promise<Run> {
       const row: RunsTable = {
-        id: newId('run'),
+        id: input.id ?? newId('run'),
         user_id: userId,
         conversation_id: input.conversationId ?? null,
         agent: input.agent,

@@ -177,6 +177,9 @@ function foldEvent(run: RunTranscript, envelope: EventEnvelope): RunTranscript {
       const base = run.usageSource === 'agent' && envelope.source === 'proxy' ? null : run.usage
       return { ...next, usage: addUsage(base, envelope), usageSource: envelope.source }
     }
+    case 'handoff':
+      // What the agent was told of other agents' turns: the chat already shows those turns themselves.
+      return next
     case 'run-end':
       return { ...next, end: envelope, usage: envelope.usage ?? run.usage }
     case 'finalize-end': {
