@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -128,6 +128,34 @@ describe('detection', () => {
     expect(refreshed.fromCache).toBe(false)
     const otherPath = await loadDetection(adapters, { env: { PATH: '/nonexistent' }, home, dataDir, now })
     expect(otherPath.adapters[0]?.installed).toBe(false)
+  })
+
+  it('detects again when a variable or file the sign-in probe read changes, without --refresh', async () => {
+    const { root, home, env } = await setup()
+    const dataDir = path.join(root, 'data')
+    await mkdir(dataDir)
+    const credentials = path.join(home, '.good', 'token.json')
+    const adapter: AdapterDef = {
+      ...fakeAdapter('claude-code', 'good'),
+      probeAuth: async (input) =>
+        input.env.GOOD_API_KEY || (await input.exists(credentials))
+          ? { state: 'ok' }
+          : { state: 'missing', hint: 'set GOOD_API_KEY' },
+    }
+    const load = (environment: Record<string, string>) =>
+      loadDetection([adapter], { env: environment, home, dataDir })
+    expect((await load(env)).adapters[0]?.auth.state).toBe('missing')
+    expect(await load(env)).toMatchObject({ fromCache: true })
+    const withKey = await load({ ...env, GOOD_API_KEY: 'sk-good-secret-value' })
+    expect(withKey).toMatchObject({ fromCache: false, adapters: [{ auth: { state: 'ok' } }] })
+    expect(await load({ ...env, GOOD_API_KEY: 'sk-good-secret-value' })).toMatchObject({ fromCache: true })
+    // The cache holds the variable's name, never its value.
+    expect(await readFile(path.join(dataDir, 'agents.json'), 'utf8')).not.toContain('sk-good-secret-value')
+    expect((await load(env)).adapters[0]?.auth.state).toBe('missing')
+    await writeFile(credentials, '{}')
+    expect(await load(env)).toMatchObject({ fromCache: false, adapters: [{ auth: { state: 'ok' } }] })
+    await rm(credentials)
+    expect(await load(env)).toMatchObject({ fromCache: false, adapters: [{ auth: { state: 'missing' } }] })
   })
 
   it('probes --version in a throwaway HOME, not the user’s', async () => {

@@ -1,7 +1,8 @@
 // Which agent CLIs are installed, at what version, and whether they are signed in. Every adapter is
 // probed in parallel and in isolation: a broken or hanging CLI costs at most its own timeout. `--version`
 // runs in a temp HOME and cwd so probing never touches the user's state. Results are cached in the data
-// dir for 24 hours. `adapters.<id>.path` in hangar.yaml replaces the PATH search for that CLI; a CLI not
+// dir for 24 hours, and only while the variables and files each sign-in probe read are unchanged
+// (auth-inputs.ts). `adapters.<id>.path` in hangar.yaml replaces the PATH search for that CLI; a CLI not
 // found says what would fix it, and a version outside the adapter's tested range is flagged.
 import { spawn } from 'node:child_process'
 import { constants as fsConstants } from 'node:fs'
@@ -9,6 +10,7 @@ import { access, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/
 import os from 'node:os'
 import path from 'node:path'
 import type { AdapterCapabilities, AdapterDef, AuthState, ResolvedExecutable } from './types.js'
+import { authFingerprint, type AuthInputs, recordingProbeInput } from './auth-inputs.js'
 import { permissionsInfo, type PermissionsInfo } from '../core/permissions.js'
 import { versionInRange } from './version-range.js'
 
@@ -19,7 +21,7 @@ const ALONE_TIMEOUT_FACTOR = 4
 const NO_ANSWER = '--version did not answer within'
 const CACHE_FILE = 'agents.json'
 /** Bumped when DetectedAdapter changes shape: an older cache is detected again. */
-const CACHE_FORMAT = 2
+const CACHE_FORMAT = 3
 
 export interface DetectedAdapter {
   id: string
@@ -172,9 +174,11 @@ async function configuredExecutable(
   return { found: file }
 }
 
+/** `inputs`, when given, receives what the sign-in probe read (for the cache's fingerprint). */
 export async function detectAdapter(
   definition: AdapterDef,
   options: DetectionOptions,
+  inputs: AuthInputs = { variables: [], files: [] },
 ): Promise<DetectedAdapter> {
   const base = {
     id: definition.id,
@@ -225,16 +229,21 @@ export async function detectAdapter(
       options.versionTimeoutMs ?? VERSION_TIMEOUT_MS,
     ),
     definition
-      .probeAuth({
-        env: options.env,
-        home: options.home,
-        exists: (file) =>
-          stat(file)
-            .then(() => true)
-            .catch(() => false),
-        readJson: readJsonFile,
-        now: options.now ?? new Date(),
-      })
+      .probeAuth(
+        recordingProbeInput(
+          {
+            env: options.env,
+            home: options.home,
+            exists: (file) =>
+              stat(file)
+                .then(() => true)
+                .catch(() => false),
+            readJson: readJsonFile,
+            now: options.now ?? new Date(),
+          },
+          inputs,
+        ),
+      )
       .catch((): AuthState => ({ state: 'unknown' })),
   ])
   const parsedVersion = 'output' in version ? definition.parseVersion(version.output) : null
@@ -256,11 +265,18 @@ export async function detectAll(
   definitions: readonly AdapterDef[],
   options: DetectionOptions,
 ): Promise<DetectedAdapter[]> {
+  return (await detectAllWithInputs(definitions, options)).map((result) => result.detected)
+}
+
+async function detectAllWithInputs(
+  definitions: readonly AdapterDef[],
+  options: DetectionOptions,
+): Promise<{ detected: DetectedAdapter; inputs: AuthInputs }[]> {
   const detected = await Promise.all(definitions.map((definition) => detectOne(definition, options)))
   // Seven CLIs starting at once on a small machine can push a healthy one (Node-based, cold) past the
   // timeout: one that did not answer gets a second, longer chance alone before it is called broken.
   for (const [index, result] of detected.entries()) {
-    if (!result.problem?.startsWith(NO_ANSWER)) continue
+    if (!result.detected.problem?.startsWith(NO_ANSWER)) continue
     const timeout = (options.versionTimeoutMs ?? VERSION_TIMEOUT_MS) * ALONE_TIMEOUT_FACTOR
     detected[index] = await detectOne(definitions[index]!, { ...options, versionTimeoutMs: timeout })
   }
@@ -268,8 +284,12 @@ export async function detectAll(
 }
 
 /** One adapter's detection; a probe that throws is reported, never propagated. */
-function detectOne(definition: AdapterDef, options: DetectionOptions): Promise<DetectedAdapter> {
-  return detectAdapter(definition, options).catch((error): DetectedAdapter => ({
+async function detectOne(
+  definition: AdapterDef,
+  options: DetectionOptions,
+): Promise<{ detected: DetectedAdapter; inputs: AuthInputs }> {
+  const inputs: AuthInputs = { variables: [], files: [] }
+  const detected = await detectAdapter(definition, options, inputs).catch((error): DetectedAdapter => ({
     id: definition.id,
     displayName: definition.displayName,
     installed: false,
@@ -285,6 +305,7 @@ function detectOne(definition: AdapterDef, options: DetectionOptions): Promise<D
     versionWarning: null,
     permissions: permissionsInfo(definition.id),
   }))
+  return { detected, inputs }
 }
 
 /** True when the adapter can run now. */
@@ -314,6 +335,8 @@ interface DetectionCache {
   /** PATH and HOME at detection time: a different environment means a different answer. */
   key: string
   adapters: DetectedAdapter[]
+  /** Per adapter: what its sign-in probe read (names and paths only) and their fingerprint then. */
+  authInputs: Record<string, AuthInputs & { fingerprint: string }>
 }
 
 function cacheKey(options: DetectionOptions): string {
@@ -323,7 +346,20 @@ function cacheKey(options: DetectionOptions): string {
   return `${CACHE_FORMAT}|${options.env.PATH ?? ''}|${options.home}|${paths}`
 }
 
-/** Cached detection: fresh when `refresh` or older than the TTL or from another PATH/HOME. */
+/** True when every adapter's sign-in inputs (variables, credential files) are as when cached. */
+async function authInputsUnchanged(cached: DetectionCache, options: DetectionOptions): Promise<boolean> {
+  for (const adapter of cached.adapters) {
+    const recorded = cached.authInputs[adapter.id]
+    if (!recorded) return false
+    if ((await authFingerprint(recorded, options.env)) !== recorded.fingerprint) return false
+  }
+  return true
+}
+
+/**
+ * Cached detection: fresh when `refresh`, older than the TTL, from another PATH/HOME, or when a variable or
+ * file a sign-in probe read has changed since (a key set or removed, a credentials file written).
+ */
 export async function loadDetection(
   definitions: readonly AdapterDef[],
   options: DetectionOptions & { dataDir: string; refresh?: boolean },
@@ -339,7 +375,8 @@ export async function loadDetection(
       cached.key === cacheKey(options) &&
       age >= 0 &&
       age < DETECTION_TTL_MS &&
-      cached.adapters.map((adapter) => adapter.id).join(',') === ids
+      cached.adapters.map((adapter) => adapter.id).join(',') === ids &&
+      (await authInputsUnchanged(cached, options))
     ) {
       // The ranges, capabilities and permissions are the running release's, not the cached one's.
       const adapters = cached.adapters.map((adapter, index) => ({
@@ -352,8 +389,17 @@ export async function loadDetection(
       return { adapters, detectedAt: new Date(cached.detectedAt), fromCache: true }
     }
   }
-  const adapters = await detectAll(definitions, options)
-  const cache: DetectionCache = { detectedAt: now.toISOString(), key: cacheKey(options), adapters }
+  const results = await detectAllWithInputs(definitions, options)
+  const authInputs: DetectionCache['authInputs'] = {}
+  for (const { detected, inputs } of results)
+    authInputs[detected.id] = { ...inputs, fingerprint: await authFingerprint(inputs, options.env) }
+  const adapters = results.map((result) => result.detected)
+  const cache: DetectionCache = {
+    detectedAt: now.toISOString(),
+    key: cacheKey(options),
+    adapters,
+    authInputs,
+  }
   const temporary = `${file}.${process.pid}.tmp`
   try {
     await writeFile(temporary, JSON.stringify(cache, null, 2), { mode: 0o600 })
