@@ -330,6 +330,16 @@ export function describeDetection(detected: DetectedAdapter): string {
   return `✓ ${detected.id} ${version} (auth: ${detected.auth.state}${unverified}${warning})`
 }
 
+/**
+ * Where an answer about the agents came from, for `hangar agents`, `hangar up` and `hangar run`: a cached
+ * one says when it was detected and how to detect again.
+ */
+export function describeDetectionSource(detection: { detectedAt: Date; fromCache: boolean }): string {
+  return detection.fromCache
+    ? `(cached ${detection.detectedAt.toISOString()}; hangar agents --refresh to detect again)`
+    : '(detected just now)'
+}
+
 interface DetectionCache {
   detectedAt: string
   /** PATH and HOME at detection time: a different environment means a different answer. */

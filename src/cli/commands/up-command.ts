@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Command } from 'commander'
 import { AppError } from '../../core/errors.js'
-import { describeDetection } from '../../adapters/detection.js'
+import { describeDetection, describeDetectionSource } from '../../adapters/detection.js'
 import type { Runtime } from '../../main.js'
 import { configProfileWarnings } from '../../runs/profile-problems.js'
 import { type GlobalOptions, openRuntime, resolveDataDir } from '../context.js'
@@ -165,6 +165,7 @@ async function serveUntilStopped(
   runtime.finalizeRecovery.start()
   const detection = await runtime.detectAgents()
   for (const adapter of detection.adapters) say(describeDetection(adapter))
+  say(describeDetectionSource(detection))
   signals.onReload(() => {
     void runtime.detectAgents({ refresh: true }).then(
       (fresh) => {
