@@ -18,7 +18,7 @@ export function ConversationsPage() {
   const list = useResource<Conversation[]>(
     `/api/conversations${query ? `?search=${encodeURIComponent(query)}` : ''}`,
   )
-  const { choices } = useAgents()
+  const { choices, defaultAgent, noDefault } = useAgents()
   const [agent, setAgent] = useState<string>()
   useActivity(() => void list.reload())
 
@@ -28,16 +28,17 @@ export function ConversationsPage() {
     return () => clearTimeout(timer)
   }, [search])
 
-  // The first agent that can run here, as `hangar run` would pick.
-  const firstUsable = choices.find(
-    (choice) => choice.kind === 'adapter' && !choice.unavailable && choice.name !== 'builtin',
-  )
-  const selected = agent ?? firstUsable?.name ?? 'builtin'
+  // The daemon's default: an agent that can run here, as `hangar run` would pick (none: empty, and why).
+  const selected = agent ?? defaultAgent ?? ''
 
   async function start(text: string): Promise<boolean> {
     try {
       const title = text.split('\n')[0]!.slice(0, 80)
-      const conversation = await api<Conversation>('POST', '/api/conversations', { agent: selected, title })
+      // With no agent chosen the daemon answers why none can run, and how to fix it.
+      const conversation = await api<Conversation>('POST', '/api/conversations', {
+        ...(selected && { agent: selected }),
+        title,
+      })
       await api('POST', `/api/conversations/${conversation.id}/messages`, { text })
       navigate(`/conversations/${conversation.id}`)
       return true
@@ -61,6 +62,7 @@ export function ConversationsPage() {
           onSend={start}
           busy={false}
           placeholder="What should the agent do? (Enter to start)"
+          agentProblem={noDefault}
         />
       </section>
       <label className="search">
