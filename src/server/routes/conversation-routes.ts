@@ -63,12 +63,16 @@ export function registerConversationRoutes(
     const last = runs[0]
     let fallback: string[] | null = null
     if (last?.status === 'failed') {
-      // Preferred agent → another detected, signed-in agent → the built-in agent. Offered, never applied.
+      // Preferred agent → another detected, signed-in agent → the built-in agent when it has a provider.
+      // Offered, never applied.
       const { adapters } = await runtime.detectAgents()
       const others = adapters
         .filter((adapter) => isUsable(adapter) && adapter.auth.state === 'ok' && adapter.id !== last.adapter)
         .map((adapter) => adapter.id)
-      fallback = [...new Set([conversation.profile, ...others, 'builtin'])].filter(
+      const builtin = (await runtime.builtinReadiness(context.get('principal').user.id)).ready
+        ? ['builtin']
+        : []
+      fallback = [...new Set([conversation.profile, ...others, ...builtin])].filter(
         (name) => name !== last.agent,
       )
     }
