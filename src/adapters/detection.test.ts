@@ -4,7 +4,8 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { cursorAgentAdapter } from './defs/cursor-agent.js'
-import { describeDetection, detectAll, loadDetection } from './detection.js'
+import { loadDetection } from './detection-cache.js'
+import { describeDetection, detectAll } from './detection.js'
 import { createAdapterRegistry } from './registry.js'
 import type { AdapterDef, AuthState } from './types.js'
 
@@ -156,6 +157,33 @@ describe('detection', () => {
     expect(await load(env)).toMatchObject({ fromCache: false, adapters: [{ auth: { state: 'ok' } }] })
     await rm(credentials)
     expect(await load(env)).toMatchObject({ fromCache: false, adapters: [{ auth: { state: 'missing' } }] })
+  })
+
+  it('detects again only the adapter whose sign-in inputs changed; the others stay cached', async () => {
+    const { root, bin, home, env } = await setup()
+    const dataDir = path.join(root, 'data')
+    await mkdir(dataDir)
+    await fakeBin(bin, 'other', 'echo "other 1.0.0"')
+    const keyed = (id: AdapterDef['id'], binary: string, variable: string): AdapterDef => ({
+      ...fakeAdapter(id, binary),
+      probeAuth: async (input) => (input.env[variable] ? { state: 'ok' } : { state: 'missing' }),
+    })
+    const adapters = [keyed('claude-code', 'good', 'GOOD_API_KEY'), keyed('codex', 'other', 'OTHER_API_KEY')]
+    await loadDetection(adapters, { env, home, dataDir })
+    // Both CLIs are upgraded; only Claude Code's key is set.
+    await fakeBin(bin, 'good', 'echo "good 2.0.0"')
+    await fakeBin(bin, 'other', 'echo "other 2.0.0"')
+    const after = await loadDetection(adapters, { env: { ...env, GOOD_API_KEY: 'k' }, home, dataDir })
+    expect(after.fromCache).toBe(false)
+    expect(after.adapters.map((adapter) => [adapter.id, adapter.version, adapter.auth.state])).toEqual([
+      ['claude-code', '2.0.0', 'ok'],
+      ['codex', '1.0.0', 'missing'],
+    ])
+    expect(
+      await loadDetection(adapters, { env: { ...env, GOOD_API_KEY: 'k' }, home, dataDir }),
+    ).toMatchObject({
+      fromCache: true,
+    })
   })
 
   it('probes --version in a throwaway HOME, not the user’s', async () => {

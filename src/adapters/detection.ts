@@ -1,27 +1,21 @@
 // Which agent CLIs are installed, at what version, and whether they are signed in. Every adapter is
 // probed in parallel and in isolation: a broken or hanging CLI costs at most its own timeout. `--version`
-// runs in a temp HOME and cwd so probing never touches the user's state. Results are cached in the data
-// dir for 24 hours, and only while the variables and files each sign-in probe read are unchanged
-// (auth-inputs.ts). `adapters.<id>.path` in hangar.yaml replaces the PATH search for that CLI; a CLI not
+// runs in a temp HOME and cwd so probing never touches the user's state (the cache: detection-cache.ts). `adapters.<id>.path` in hangar.yaml replaces the PATH search for that CLI; a CLI not
 // found says what would fix it, and a version outside the adapter's tested range is flagged.
 import { spawn } from 'node:child_process'
 import { constants as fsConstants } from 'node:fs'
-import { access, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { access, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import type { AdapterCapabilities, AdapterDef, AuthState, ResolvedExecutable } from './types.js'
-import { authFingerprint, type AuthInputs, recordingProbeInput } from './auth-inputs.js'
+import { type AuthInputs, recordingProbeInput } from './auth-inputs.js'
 import { permissionsInfo, type PermissionsInfo } from '../core/permissions.js'
 import { versionInRange } from './version-range.js'
 
-export const DETECTION_TTL_MS = 24 * 60 * 60 * 1000
 export const VERSION_TIMEOUT_MS = 5000
 /** A version probe that timed out among all the others is tried again alone, this many times as long. */
 const ALONE_TIMEOUT_FACTOR = 4
 const NO_ANSWER = '--version did not answer within'
-const CACHE_FILE = 'agents.json'
-/** Bumped when DetectedAdapter changes shape: an older cache is detected again. */
-const CACHE_FORMAT = 3
 
 export interface DetectedAdapter {
   id: string
@@ -137,7 +131,7 @@ export async function probeVersion(
   }
 }
 
-async function readJsonFile(file: string): Promise<unknown> {
+export async function readJsonFile(file: string): Promise<unknown> {
   try {
     return JSON.parse(await readFile(file, 'utf8')) as unknown
   } catch {
@@ -268,7 +262,8 @@ export async function detectAll(
   return (await detectAllWithInputs(definitions, options)).map((result) => result.detected)
 }
 
-async function detectAllWithInputs(
+/** detectAll, with what each sign-in probe read (for the cache, detection-cache.ts). */
+export async function detectAllWithInputs(
   definitions: readonly AdapterDef[],
   options: DetectionOptions,
 ): Promise<{ detected: DetectedAdapter; inputs: AuthInputs }[]> {
@@ -338,84 +333,4 @@ export function describeDetectionSource(detection: { detectedAt: Date; fromCache
   return detection.fromCache
     ? `(cached ${detection.detectedAt.toISOString()}; hangar agents --refresh to detect again)`
     : '(detected just now)'
-}
-
-interface DetectionCache {
-  detectedAt: string
-  /** PATH and HOME at detection time: a different environment means a different answer. */
-  key: string
-  adapters: DetectedAdapter[]
-  /** Per adapter: what its sign-in probe read (names and paths only) and their fingerprint then. */
-  authInputs: Record<string, AuthInputs & { fingerprint: string }>
-}
-
-function cacheKey(options: DetectionOptions): string {
-  const paths = Object.entries(options.paths ?? {})
-    .map(([id, override]) => `${id}=${override?.path ?? ''}`)
-    .join(',')
-  return `${CACHE_FORMAT}|${options.env.PATH ?? ''}|${options.home}|${paths}`
-}
-
-/** True when every adapter's sign-in inputs (variables, credential files) are as when cached. */
-async function authInputsUnchanged(cached: DetectionCache, options: DetectionOptions): Promise<boolean> {
-  for (const adapter of cached.adapters) {
-    const recorded = cached.authInputs[adapter.id]
-    if (!recorded) return false
-    if ((await authFingerprint(recorded, options.env)) !== recorded.fingerprint) return false
-  }
-  return true
-}
-
-/**
- * Cached detection: fresh when `refresh`, older than the TTL, from another PATH/HOME, or when a variable or
- * file a sign-in probe read has changed since (a key set or removed, a credentials file written).
- */
-export async function loadDetection(
-  definitions: readonly AdapterDef[],
-  options: DetectionOptions & { dataDir: string; refresh?: boolean },
-): Promise<{ adapters: DetectedAdapter[]; detectedAt: Date; fromCache: boolean }> {
-  const file = path.join(options.dataDir, CACHE_FILE)
-  const now = options.now ?? new Date()
-  if (!options.refresh) {
-    const cached = (await readJsonFile(file)) as DetectionCache | undefined
-    const age = cached ? now.getTime() - Date.parse(cached.detectedAt) : Number.POSITIVE_INFINITY
-    const ids = definitions.map((definition) => definition.id).join(',')
-    if (
-      cached &&
-      cached.key === cacheKey(options) &&
-      age >= 0 &&
-      age < DETECTION_TTL_MS &&
-      cached.adapters.map((adapter) => adapter.id).join(',') === ids &&
-      (await authInputsUnchanged(cached, options))
-    ) {
-      // The ranges, capabilities and permissions are the running release's, not the cached one's.
-      const adapters = cached.adapters.map((adapter, index) => ({
-        ...adapter,
-        capabilities: definitions[index]!.capabilities,
-        permissions: permissionsInfo(definitions[index]!.id),
-        testedVersions: definitions[index]!.testedVersions,
-        versionWarning: versionWarning(definitions[index]!, adapter.version),
-      }))
-      return { adapters, detectedAt: new Date(cached.detectedAt), fromCache: true }
-    }
-  }
-  const results = await detectAllWithInputs(definitions, options)
-  const authInputs: DetectionCache['authInputs'] = {}
-  for (const { detected, inputs } of results)
-    authInputs[detected.id] = { ...inputs, fingerprint: await authFingerprint(inputs, options.env) }
-  const adapters = results.map((result) => result.detected)
-  const cache: DetectionCache = {
-    detectedAt: now.toISOString(),
-    key: cacheKey(options),
-    adapters,
-    authInputs,
-  }
-  const temporary = `${file}.${process.pid}.tmp`
-  try {
-    await writeFile(temporary, JSON.stringify(cache, null, 2), { mode: 0o600 })
-    await rename(temporary, file)
-  } catch {
-    // A read-only data dir only costs the cache.
-  }
-  return { adapters, detectedAt: now, fromCache: false }
 }
