@@ -113,6 +113,7 @@ describe('agent detection follows sign-in (issue 20 item 3)', () => {
     const after = await waitForOutput(signedOut.stdout, '(detected just now)', 90_000)
     expect(after).toMatch(NOT_SIGNED_IN)
     expect(after).not.toMatch(SIGNED_IN)
+    expect(after).toMatch(/^✗ builtin \(needs a provider: /m)
     await signedOut.stop()
   })
 

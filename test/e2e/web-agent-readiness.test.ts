@@ -93,6 +93,15 @@ describe('web UI: agents shown as they are (issue 20 item 3)', { timeout: 180_00
     const alerts = page.getByRole('alert')
     await expect.poll(() => alerts.count()).toBe(1)
     expect(await alerts.first().textContent()).toContain('no agent can run here')
+
+    // The Agents page says the same of the built-in agent: not "ready", and the fix.
+    await page.getByRole('link', { name: 'Agents' }).click()
+    const row = page.locator('tr[data-adapter="builtin"]')
+    await expect.poll(() => row.textContent()).toContain('needs a provider')
+    expect(await row.textContent()).not.toContain('ready')
+    expect(await row.textContent()).toContain('Settings → Providers')
+    await screenshot(page, 'agent-readiness-agents-page')
+    await page.getByRole('link', { name: 'Conversations' }).click()
   })
 
   it('preselects the built-in agent once it has a provider, and shows a failed first message’s error once', async () => {
