@@ -71,7 +71,9 @@ export function AgentPicker({
         Agent
       </label>
       <select id={id} value={value} onChange={(event) => onChange(event.target.value)} disabled={disabled}>
-        {!selected && <option value={value}>{value || '(no agent can run)'}</option>}
+        {!selected && (
+          <option value={value}>{value || (problem ? '(no agent can run)' : '(the default agent)')}</option>
+        )}
         {profiles.length > 0 && <optgroup label="Profiles">{profiles.map(option)}</optgroup>}
         <optgroup label="Agents">{adapters.map(option)}</optgroup>
       </select>
