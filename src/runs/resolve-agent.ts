@@ -108,8 +108,9 @@ export async function resolveAgentOrDefault(
   return resolveAgent(requested ?? (await defaultAgentName(context)), context)
 }
 
+/** The agent a name stands for (a request naming none goes through resolveAgentOrDefault). */
 export function resolveAgent(
-  requested: string | undefined,
+  name: string,
   context: {
     config: HangarConfig
     registry: AdapterRegistry
@@ -118,7 +119,6 @@ export function resolveAgent(
   },
 ): ResolvedAgent {
   const { config, registry, detected } = context
-  const name = requested ?? config.defaultAgent ?? firstSignedInCli(detected)?.id ?? 'builtin'
   const { adapterId, profile } = fromName(name, config, registry, context.userProfiles ?? Object.create(null))
   if (adapterId === 'builtin') return { kind: 'builtin', name, profile }
   const adapter = registry.require(adapterId)
