@@ -3,7 +3,8 @@
 import { randomUUID } from 'node:crypto'
 import os from 'node:os'
 import { createDefaultAdapterRegistry } from './adapters/default-adapters.js'
-import { type DetectedAdapter, loadDetection } from './adapters/detection.js'
+import { loadDetection } from './adapters/detection-cache.js'
+import type { DetectedAdapter } from './adapters/detection.js'
 import type { AdapterRegistry } from './adapters/registry.js'
 import { createSupervisor, type Supervisor } from './adapters/supervisor.js'
 import type { HangarConfig } from './core/config.js'
@@ -18,6 +19,7 @@ import { type ActionsService, createActionsService } from './runs/actions-servic
 import { createClusterLiveSource } from './runs/cluster-live-source.js'
 import { createEventBus, type EventBus } from './runs/event-bus.js'
 import { resolveBuiltinProvider } from './runs/builtin-model.js'
+import { builtinReadiness, type BuiltinReadiness } from './runs/builtin-readiness.js'
 import { type BuiltinRunner, createBuiltinRunner } from './runs/builtin-runs.js'
 import { createRunService, type RunService } from './runs/run-service.js'
 import { createScheduler, type Scheduler } from './runs/scheduler.js'
@@ -103,6 +105,8 @@ export interface Runtime {
   detectAgents(options?: {
     refresh?: boolean
   }): Promise<{ adapters: DetectedAdapter[]; detectedAt: Date; fromCache: boolean }>
+  /** Whether the built-in agent can reach a model for a user now, or what it needs. */
+  builtinReadiness(userId: string): Promise<BuiltinReadiness>
   /** The instance owner (created on the first start). */
   readonly owner: User
   readonly ownerCreated: boolean
@@ -371,6 +375,18 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       node: runs.owner.node,
       log: log.child({ component: 'finalize-recovery' }),
     })
+    /** The built-in agent's provider and model for a user with no profile, and why (never the key). */
+    async function builtinProvider(userId: string) {
+      const chosen = await resolveBuiltinProvider({
+        config: options.config,
+        profile: null,
+        env,
+        credentials,
+        userId,
+      })
+      return { provider: chosen.provider, model: chosen.model, source: chosen.source, reason: chosen.reason }
+    }
+    const builtinReadinessFor = (userId: string) => builtinReadiness(() => builtinProvider(userId))
     const submitRun = createRunSubmitter({
       store,
       runs,
@@ -379,6 +395,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       config: options.config,
       adapters,
       detectAgents,
+      builtinReadiness: builtinReadinessFor,
       workspaces,
       policy: workspacePolicy,
       projectDir: options.projectDir,
@@ -414,6 +431,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       allowedRoots,
       submitRun,
       detectAgents,
+      builtinReadiness: builtinReadinessFor,
       modelProxy,
       heartbeat,
       async listen(listenOptions) {
@@ -448,21 +466,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             config: options.config,
             projectDir: options.projectDir,
             modelProxy,
-            async builtinProvider(userId: string) {
-              const chosen = await resolveBuiltinProvider({
-                config: options.config,
-                profile: null,
-                env,
-                credentials,
-                userId,
-              })
-              return {
-                provider: chosen.provider,
-                model: chosen.model,
-                source: chosen.source,
-                reason: chosen.reason,
-              }
-            },
+            builtinProvider,
+            builtinReadiness: builtinReadinessFor,
           },
         })
         const server = await servingProxy(app, { host: listenOptions.host, port: listenOptions.port })

@@ -1,10 +1,11 @@
-import { chmod, mkdir, mkdtemp, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { cursorAgentAdapter } from './defs/cursor-agent.js'
-import { describeDetection, detectAll, loadDetection } from './detection.js'
+import { loadDetection } from './detection-cache.js'
+import { describeDetection, detectAll } from './detection.js'
 import { createAdapterRegistry } from './registry.js'
 import type { AdapterDef, AuthState } from './types.js'
 
@@ -128,6 +129,61 @@ describe('detection', () => {
     expect(refreshed.fromCache).toBe(false)
     const otherPath = await loadDetection(adapters, { env: { PATH: '/nonexistent' }, home, dataDir, now })
     expect(otherPath.adapters[0]?.installed).toBe(false)
+  })
+
+  it('detects again when a variable or file the sign-in probe read changes, without --refresh', async () => {
+    const { root, home, env } = await setup()
+    const dataDir = path.join(root, 'data')
+    await mkdir(dataDir)
+    const credentials = path.join(home, '.good', 'token.json')
+    const adapter: AdapterDef = {
+      ...fakeAdapter('claude-code', 'good'),
+      probeAuth: async (input) =>
+        input.env.GOOD_API_KEY || (await input.exists(credentials))
+          ? { state: 'ok' }
+          : { state: 'missing', hint: 'set GOOD_API_KEY' },
+    }
+    const load = (environment: Record<string, string>) =>
+      loadDetection([adapter], { env: environment, home, dataDir })
+    expect((await load(env)).adapters[0]?.auth.state).toBe('missing')
+    expect(await load(env)).toMatchObject({ fromCache: true })
+    const withKey = await load({ ...env, GOOD_API_KEY: 'sk-good-secret-value' })
+    expect(withKey).toMatchObject({ fromCache: false, adapters: [{ auth: { state: 'ok' } }] })
+    expect(await load({ ...env, GOOD_API_KEY: 'sk-good-secret-value' })).toMatchObject({ fromCache: true })
+    // The cache holds the variable's name, never its value.
+    expect(await readFile(path.join(dataDir, 'agents.json'), 'utf8')).not.toContain('sk-good-secret-value')
+    expect((await load(env)).adapters[0]?.auth.state).toBe('missing')
+    await writeFile(credentials, '{}')
+    expect(await load(env)).toMatchObject({ fromCache: false, adapters: [{ auth: { state: 'ok' } }] })
+    await rm(credentials)
+    expect(await load(env)).toMatchObject({ fromCache: false, adapters: [{ auth: { state: 'missing' } }] })
+  })
+
+  it('detects again only the adapter whose sign-in inputs changed; the others stay cached', async () => {
+    const { root, bin, home, env } = await setup()
+    const dataDir = path.join(root, 'data')
+    await mkdir(dataDir)
+    await fakeBin(bin, 'other', 'echo "other 1.0.0"')
+    const keyed = (id: AdapterDef['id'], binary: string, variable: string): AdapterDef => ({
+      ...fakeAdapter(id, binary),
+      probeAuth: async (input) => (input.env[variable] ? { state: 'ok' } : { state: 'missing' }),
+    })
+    const adapters = [keyed('claude-code', 'good', 'GOOD_API_KEY'), keyed('codex', 'other', 'OTHER_API_KEY')]
+    await loadDetection(adapters, { env, home, dataDir })
+    // Both CLIs are upgraded; only Claude Code's key is set.
+    await fakeBin(bin, 'good', 'echo "good 2.0.0"')
+    await fakeBin(bin, 'other', 'echo "other 2.0.0"')
+    const after = await loadDetection(adapters, { env: { ...env, GOOD_API_KEY: 'k' }, home, dataDir })
+    expect(after.fromCache).toBe(false)
+    expect(after.adapters.map((adapter) => [adapter.id, adapter.version, adapter.auth.state])).toEqual([
+      ['claude-code', '2.0.0', 'ok'],
+      ['codex', '1.0.0', 'missing'],
+    ])
+    expect(
+      await loadDetection(adapters, { env: { ...env, GOOD_API_KEY: 'k' }, home, dataDir }),
+    ).toMatchObject({
+      fromCache: true,
+    })
   })
 
   it('probes --version in a throwaway HOME, not the user’s', async () => {

@@ -1,25 +1,21 @@
 // Which agent CLIs are installed, at what version, and whether they are signed in. Every adapter is
 // probed in parallel and in isolation: a broken or hanging CLI costs at most its own timeout. `--version`
-// runs in a temp HOME and cwd so probing never touches the user's state. Results are cached in the data
-// dir for 24 hours. `adapters.<id>.path` in hangar.yaml replaces the PATH search for that CLI; a CLI not
+// runs in a temp HOME and cwd so probing never touches the user's state (the cache: detection-cache.ts). `adapters.<id>.path` in hangar.yaml replaces the PATH search for that CLI; a CLI not
 // found says what would fix it, and a version outside the adapter's tested range is flagged.
 import { spawn } from 'node:child_process'
 import { constants as fsConstants } from 'node:fs'
-import { access, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { access, mkdtemp, readFile, rm, stat } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import type { AdapterCapabilities, AdapterDef, AuthState, ResolvedExecutable } from './types.js'
+import { type AuthInputs, recordingProbeInput } from './auth-inputs.js'
 import { permissionsInfo, type PermissionsInfo } from '../core/permissions.js'
 import { versionInRange } from './version-range.js'
 
-export const DETECTION_TTL_MS = 24 * 60 * 60 * 1000
 export const VERSION_TIMEOUT_MS = 5000
 /** A version probe that timed out among all the others is tried again alone, this many times as long. */
 const ALONE_TIMEOUT_FACTOR = 4
 const NO_ANSWER = '--version did not answer within'
-const CACHE_FILE = 'agents.json'
-/** Bumped when DetectedAdapter changes shape: an older cache is detected again. */
-const CACHE_FORMAT = 2
 
 export interface DetectedAdapter {
   id: string
@@ -135,7 +131,7 @@ export async function probeVersion(
   }
 }
 
-async function readJsonFile(file: string): Promise<unknown> {
+export async function readJsonFile(file: string): Promise<unknown> {
   try {
     return JSON.parse(await readFile(file, 'utf8')) as unknown
   } catch {
@@ -172,9 +168,11 @@ async function configuredExecutable(
   return { found: file }
 }
 
+/** `inputs`, when given, receives what the sign-in probe read (for the cache's fingerprint). */
 export async function detectAdapter(
   definition: AdapterDef,
   options: DetectionOptions,
+  inputs: AuthInputs = { variables: [], files: [] },
 ): Promise<DetectedAdapter> {
   const base = {
     id: definition.id,
@@ -225,16 +223,21 @@ export async function detectAdapter(
       options.versionTimeoutMs ?? VERSION_TIMEOUT_MS,
     ),
     definition
-      .probeAuth({
-        env: options.env,
-        home: options.home,
-        exists: (file) =>
-          stat(file)
-            .then(() => true)
-            .catch(() => false),
-        readJson: readJsonFile,
-        now: options.now ?? new Date(),
-      })
+      .probeAuth(
+        recordingProbeInput(
+          {
+            env: options.env,
+            home: options.home,
+            exists: (file) =>
+              stat(file)
+                .then(() => true)
+                .catch(() => false),
+            readJson: readJsonFile,
+            now: options.now ?? new Date(),
+          },
+          inputs,
+        ),
+      )
       .catch((): AuthState => ({ state: 'unknown' })),
   ])
   const parsedVersion = 'output' in version ? definition.parseVersion(version.output) : null
@@ -256,11 +259,19 @@ export async function detectAll(
   definitions: readonly AdapterDef[],
   options: DetectionOptions,
 ): Promise<DetectedAdapter[]> {
+  return (await detectAllWithInputs(definitions, options)).map((result) => result.detected)
+}
+
+/** detectAll, with what each sign-in probe read (for the cache, detection-cache.ts). */
+export async function detectAllWithInputs(
+  definitions: readonly AdapterDef[],
+  options: DetectionOptions,
+): Promise<{ detected: DetectedAdapter; inputs: AuthInputs }[]> {
   const detected = await Promise.all(definitions.map((definition) => detectOne(definition, options)))
   // Seven CLIs starting at once on a small machine can push a healthy one (Node-based, cold) past the
   // timeout: one that did not answer gets a second, longer chance alone before it is called broken.
   for (const [index, result] of detected.entries()) {
-    if (!result.problem?.startsWith(NO_ANSWER)) continue
+    if (!result.detected.problem?.startsWith(NO_ANSWER)) continue
     const timeout = (options.versionTimeoutMs ?? VERSION_TIMEOUT_MS) * ALONE_TIMEOUT_FACTOR
     detected[index] = await detectOne(definitions[index]!, { ...options, versionTimeoutMs: timeout })
   }
@@ -268,8 +279,12 @@ export async function detectAll(
 }
 
 /** One adapter's detection; a probe that throws is reported, never propagated. */
-function detectOne(definition: AdapterDef, options: DetectionOptions): Promise<DetectedAdapter> {
-  return detectAdapter(definition, options).catch((error): DetectedAdapter => ({
+async function detectOne(
+  definition: AdapterDef,
+  options: DetectionOptions,
+): Promise<{ detected: DetectedAdapter; inputs: AuthInputs }> {
+  const inputs: AuthInputs = { variables: [], files: [] }
+  const detected = await detectAdapter(definition, options, inputs).catch((error): DetectedAdapter => ({
     id: definition.id,
     displayName: definition.displayName,
     installed: false,
@@ -285,6 +300,7 @@ function detectOne(definition: AdapterDef, options: DetectionOptions): Promise<D
     versionWarning: null,
     permissions: permissionsInfo(definition.id),
   }))
+  return { detected, inputs }
 }
 
 /** True when the adapter can run now. */
@@ -309,57 +325,12 @@ export function describeDetection(detected: DetectedAdapter): string {
   return `✓ ${detected.id} ${version} (auth: ${detected.auth.state}${unverified}${warning})`
 }
 
-interface DetectionCache {
-  detectedAt: string
-  /** PATH and HOME at detection time: a different environment means a different answer. */
-  key: string
-  adapters: DetectedAdapter[]
-}
-
-function cacheKey(options: DetectionOptions): string {
-  const paths = Object.entries(options.paths ?? {})
-    .map(([id, override]) => `${id}=${override?.path ?? ''}`)
-    .join(',')
-  return `${CACHE_FORMAT}|${options.env.PATH ?? ''}|${options.home}|${paths}`
-}
-
-/** Cached detection: fresh when `refresh` or older than the TTL or from another PATH/HOME. */
-export async function loadDetection(
-  definitions: readonly AdapterDef[],
-  options: DetectionOptions & { dataDir: string; refresh?: boolean },
-): Promise<{ adapters: DetectedAdapter[]; detectedAt: Date; fromCache: boolean }> {
-  const file = path.join(options.dataDir, CACHE_FILE)
-  const now = options.now ?? new Date()
-  if (!options.refresh) {
-    const cached = (await readJsonFile(file)) as DetectionCache | undefined
-    const age = cached ? now.getTime() - Date.parse(cached.detectedAt) : Number.POSITIVE_INFINITY
-    const ids = definitions.map((definition) => definition.id).join(',')
-    if (
-      cached &&
-      cached.key === cacheKey(options) &&
-      age >= 0 &&
-      age < DETECTION_TTL_MS &&
-      cached.adapters.map((adapter) => adapter.id).join(',') === ids
-    ) {
-      // The ranges, capabilities and permissions are the running release's, not the cached one's.
-      const adapters = cached.adapters.map((adapter, index) => ({
-        ...adapter,
-        capabilities: definitions[index]!.capabilities,
-        permissions: permissionsInfo(definitions[index]!.id),
-        testedVersions: definitions[index]!.testedVersions,
-        versionWarning: versionWarning(definitions[index]!, adapter.version),
-      }))
-      return { adapters, detectedAt: new Date(cached.detectedAt), fromCache: true }
-    }
-  }
-  const adapters = await detectAll(definitions, options)
-  const cache: DetectionCache = { detectedAt: now.toISOString(), key: cacheKey(options), adapters }
-  const temporary = `${file}.${process.pid}.tmp`
-  try {
-    await writeFile(temporary, JSON.stringify(cache, null, 2), { mode: 0o600 })
-    await rename(temporary, file)
-  } catch {
-    // A read-only data dir only costs the cache.
-  }
-  return { adapters, detectedAt: now, fromCache: false }
+/**
+ * Where an answer about the agents came from, for `hangar agents`, `hangar up` and `hangar run`: a cached
+ * one says when it was detected and how to detect again.
+ */
+export function describeDetectionSource(detection: { detectedAt: Date; fromCache: boolean }): string {
+  return detection.fromCache
+    ? `(cached ${detection.detectedAt.toISOString()}; hangar agents --refresh to detect again)`
+    : '(detected just now)'
 }

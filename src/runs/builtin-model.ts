@@ -12,6 +12,10 @@ import type { CredentialsService } from '../store/credentials-service.js'
 import { chooseUpstream, operatorEndpoint } from './choose-upstream.js'
 
 export const DEFAULT_BUILTIN_MODEL = 'claude-sonnet-4-6'
+export const BUILTIN_NO_PROVIDER = 'the built-in agent has no model provider'
+/** How to give the built-in agent a provider: the UI, `hangar agents` and the run's error all say this. */
+export const BUILTIN_PROVIDER_FIX =
+  "store a provider key in Settings → Providers and choose that provider under Settings → Built-in agent, or set ANTHROPIC_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server) in the daemon's environment and restart it, or add providers: to hangar.yaml"
 
 export interface BuiltinModel {
   client: LlmClient
@@ -185,10 +189,7 @@ async function resolveProviderSettings(input: Omit<BuiltinProviderInput, 'model'
     env,
   })
   if (!choice) {
-    throw new AppError('unavailable', 'the built-in agent has no model provider', {
-      retryable: false,
-      hint: 'choose a default provider in Settings, set ANTHROPIC_API_KEY, or OPENAI_BASE_URL for a local OpenAI-compatible server, or add providers: to hangar.yaml',
-    })
+    throw new AppError('unavailable', BUILTIN_NO_PROVIDER, { retryable: false, hint: BUILTIN_PROVIDER_FIX })
   }
   const { provider } = choice
   const operator = operatorEndpoint(provider, config, env)

@@ -3,7 +3,11 @@
 import { describe, expect, it } from 'vitest'
 import { createDefaultAdapterRegistry } from '../adapters/default-adapters.js'
 import { defaultConfig, parseConfig, ProfileSchema } from '../core/config.js'
-import { resolveAgent } from './resolve-agent.js'
+import type { DetectedAdapter } from '../adapters/detection.js'
+import { AppError } from '../core/errors.js'
+import { BUILTIN_NO_PROVIDER, BUILTIN_PROVIDER_FIX } from './builtin-model.js'
+import { type BuiltinReadiness, builtinReadiness } from './builtin-readiness.js'
+import { defaultAgentName, resolveAgent, resolveAgentOrDefault } from './resolve-agent.js'
 
 const registry = createDefaultAdapterRegistry()
 
@@ -33,5 +37,77 @@ describe('resolveAgent', () => {
     })()
     expect(refusal?.message).toBe('unknown agent "nobody"')
     expect(refusal?.hint).toContain('a profile (reviewer, helper)')
+    // The built-in agent is a valid name too (issue 20 item 3).
+    expect(refusal?.hint).toMatch(/an adapter id: claude-code, .*, builtin$/)
+  })
+})
+
+// Issue 20 item 3: on a fresh install the built-in agent was the default and "ready" with no provider, and
+// the first message failed. The default is one that can run; when none can, the error says how to fix it.
+describe('defaultAgentName', () => {
+  const cli = (id: string, auth: DetectedAdapter['auth']['state']) =>
+    ({
+      id,
+      installed: true,
+      executable: { path: `/bin/${id}` },
+      problem: null,
+      auth: { state: auth },
+    }) as DetectedAdapter
+  const ready: BuiltinReadiness = { ready: true, provider: 'anthropic', model: 'm', reason: 'env' }
+  const notReady: BuiltinReadiness = { ready: false, problem: 'needs a provider', fix: BUILTIN_PROVIDER_FIX }
+  const choose = (detected: DetectedAdapter[], builtin: BuiltinReadiness, config = defaultConfig()) =>
+    defaultAgentName({ config, detected, builtinReadiness: async () => builtin })
+
+  it('prefers a signed-in CLI, then a ready built-in agent, then a CLI whose sign-in is unknown', async () => {
+    expect(await choose([cli('opencode', 'unknown'), cli('codex', 'ok')], notReady)).toBe('codex')
+    expect(await choose([cli('claude-code', 'missing'), cli('opencode', 'unknown')], ready)).toBe('builtin')
+    expect(await choose([cli('claude-code', 'missing'), cli('opencode', 'unknown')], notReady)).toBe(
+      'opencode',
+    )
+    // The operator's choice stands.
+    expect(await choose([], notReady, parseConfig('defaultAgent: codex\n'))).toBe('codex')
+  })
+
+  it('never picks a built-in agent that needs a provider: the error says how to fix it', async () => {
+    const refusal = await choose([cli('claude-code', 'missing')], notReady).catch((error: unknown) => error)
+    expect(refusal).toBeInstanceOf(AppError)
+    expect((refusal as AppError).message).toContain('no agent can run here')
+    expect((refusal as AppError).hint).toContain('Settings → Providers')
+    expect((refusal as AppError).hint).toContain("in the daemon's environment")
+    const context = {
+      config: defaultConfig(),
+      registry,
+      detected: [],
+      builtinReadiness: async () => notReady,
+    }
+    await expect(resolveAgentOrDefault(undefined, context)).rejects.toThrow('no agent can run here')
+    // Naming the built-in agent is still allowed: its run says what it needs.
+    await expect(resolveAgentOrDefault('builtin', context)).resolves.toMatchObject({ kind: 'builtin' })
+  })
+})
+
+describe('builtinReadiness', () => {
+  it('is ready with the provider a run would use, and needs a provider when the resolution refuses', async () => {
+    expect(
+      await builtinReadiness(async () => ({
+        provider: 'anthropic',
+        model: 'claude-x',
+        reason: 'your default',
+      })),
+    ).toEqual({ ready: true, provider: 'anthropic', model: 'claude-x', reason: 'your default' })
+    expect(
+      await builtinReadiness(async () => {
+        throw new AppError('unavailable', BUILTIN_NO_PROVIDER, { hint: 'whatever' })
+      }),
+    ).toEqual({ ready: false, problem: 'needs a provider', fix: BUILTIN_PROVIDER_FIX })
+    expect(
+      await builtinReadiness(async () => {
+        throw new AppError('unavailable', 'no API key for provider "openai"', { hint: 'set OPENAI_API_KEY' })
+      }),
+    ).toEqual({
+      ready: false,
+      problem: 'needs a provider',
+      fix: 'no API key for provider "openai": set OPENAI_API_KEY',
+    })
   })
 })

@@ -1,6 +1,7 @@
 // Which agent a run uses: a profile from hangar.yaml, one the user made in the UI or API, a bare adapter id
-// (a profile with defaults), the configured `defaultAgent`, or else the first installed and signed-in CLI in
-// registry order.
+// (a profile with defaults), the configured `defaultAgent`, or else one that can run: the first installed and
+// signed-in CLI in registry order, else the built-in agent when it has a provider, else a CLI whose sign-in
+// cannot be told — never one known not to run (defaultAgentName).
 import type { DetectedAdapter } from '../adapters/detection.js'
 import { isUsable } from '../adapters/detection.js'
 import type { AdapterRegistry } from '../adapters/registry.js'
@@ -8,6 +9,7 @@ import type { AdapterDef } from '../adapters/types.js'
 import { type HangarConfig, type ProfileConfig, ProfileSchema } from '../core/config.js'
 import { AppError } from '../core/errors.js'
 import type { Store } from '../store/store.js'
+import type { BuiltinReadiness } from './builtin-readiness.js'
 import { assertRunnableUserProfile } from './profile-problems.js'
 
 export type ResolvedAgent =
@@ -60,16 +62,55 @@ function fromName(
   if (profile) return { adapterId: profile.adapter, profile }
   if (name === 'builtin' || registry.get(name)) return { adapterId: name, profile: null }
   const profiles = [...new Set([...Object.keys(config.agents), ...Object.keys(userProfiles)])]
+  const adapters = [...registry.all().map((adapter) => adapter.id), 'builtin']
   throw new AppError('usage', `unknown agent "${name}"`, {
-    hint: `use ${profiles.length ? `a profile (${profiles.join(', ')}) or ` : ''}an adapter id: ${registry
-      .all()
-      .map((adapter) => adapter.id)
-      .join(', ')}`,
+    hint: `use ${profiles.length ? `a profile (${profiles.join(', ')}) or ` : ''}an adapter id: ${adapters.join(', ')}`,
   })
 }
 
-export function resolveAgent(
+function firstSignedInCli(detected: readonly DetectedAdapter[]): DetectedAdapter | undefined {
+  return detected.find((candidate) => isUsable(candidate) && candidate.auth.state === 'ok')
+}
+
+/**
+ * The agent for a request that names none: hangar.yaml's `defaultAgent`, else the first installed and
+ * signed-in CLI, else the built-in agent when it can reach a model, else an installed CLI whose sign-in
+ * cannot be told (it may run). When nothing can run, the error says how to fix that.
+ */
+export async function defaultAgentName(context: {
+  config: HangarConfig
+  detected: readonly DetectedAdapter[]
+  builtinReadiness: () => Promise<BuiltinReadiness>
+}): Promise<string> {
+  const { config, detected } = context
+  if (config.defaultAgent) return config.defaultAgent
+  const signedIn = firstSignedInCli(detected)
+  if (signedIn) return signedIn.id
+  const builtin = await context.builtinReadiness()
+  if (builtin.ready) return 'builtin'
+  const maybe = detected.find((candidate) => isUsable(candidate) && candidate.auth.state === 'unknown')
+  if (maybe) return maybe.id
+  throw new AppError(
+    'unavailable',
+    'no agent can run here: no agent CLI is installed and signed in, and the built-in agent needs a provider',
+    {
+      retryable: false,
+      hint: `for the built-in agent, ${builtin.fix}; or install an agent CLI and sign in to it (see hangar agents)`,
+    },
+  )
+}
+
+/** resolveAgent, with a request that names no agent given defaultAgentName's (one that can run). */
+export async function resolveAgentOrDefault(
   requested: string | undefined,
+  context: Parameters<typeof resolveAgent>[1] & { builtinReadiness: () => Promise<BuiltinReadiness> },
+): Promise<ResolvedAgent> {
+  return resolveAgent(requested ?? (await defaultAgentName(context)), context)
+}
+
+/** The agent a name stands for (a request naming none goes through resolveAgentOrDefault). */
+export function resolveAgent(
+  name: string,
   context: {
     config: HangarConfig
     registry: AdapterRegistry
@@ -78,11 +119,6 @@ export function resolveAgent(
   },
 ): ResolvedAgent {
   const { config, registry, detected } = context
-  const name =
-    requested ??
-    config.defaultAgent ??
-    detected.find((candidate) => isUsable(candidate) && candidate.auth.state === 'ok')?.id ??
-    'builtin'
   const { adapterId, profile } = fromName(name, config, registry, context.userProfiles ?? Object.create(null))
   if (adapterId === 'builtin') return { kind: 'builtin', name, profile }
   const adapter = registry.require(adapterId)

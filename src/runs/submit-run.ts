@@ -17,7 +17,8 @@ import type { Run } from '../store/repositories/runs-repository.js'
 import type { Store } from '../store/store.js'
 import type { PreparedWorkspace, WorkspaceService } from '../workspaces/workspace-service.js'
 import type { ActionsService } from './actions-service.js'
-import { loadUserProfiles, resolveAgent } from './resolve-agent.js'
+import type { BuiltinReadiness } from './builtin-readiness.js'
+import { loadUserProfiles, type ResolvedAgent, resolveAgentOrDefault } from './resolve-agent.js'
 import { assertResumable, releaseIfOwnerGone } from './resume-run.js'
 import type { RunService } from './run-service.js'
 import type { Scheduler } from './scheduler.js'
@@ -60,6 +61,8 @@ export interface SubmitDeps {
   config: HangarConfig
   adapters: AdapterRegistry
   detectAgents: () => Promise<{ adapters: DetectedAdapter[] }>
+  /** Whether the built-in agent can run for a user (a request naming no agent gets one that can). */
+  builtinReadiness: (userId: string) => Promise<BuiltinReadiness>
   workspaces: Pick<WorkspaceService, 'forConversation' | 'isolated' | 'adopt' | 'remove'>
   /** Where runs may work, and who works in place. */
   policy: Pick<WorkspacePolicy, 'resolveRunDirectory' | 'worksInPlace'>
@@ -94,11 +97,12 @@ export function createRunSubmitter(runtime: SubmitDeps) {
     if (request.conversationId && !conversation)
       throw new AppError('not_found', `no conversation ${request.conversationId}`)
     const { adapters } = await runtime.detectAgents()
-    const agent = resolveAgent(request.agent ?? conversation?.profile, {
+    const agent = await resolveAgentOrDefault(request.agent ?? conversation?.profile, {
       config: runtime.config,
       registry: runtime.adapters,
       detected: adapters,
       userProfiles: await loadUserProfiles(runtime.store, userId),
+      builtinReadiness: () => runtime.builtinReadiness(userId),
     })
     if (resumed) {
       const adapterId = agent.kind === 'builtin' ? 'builtin' : agent.adapter.id
@@ -200,7 +204,7 @@ export function createRunSubmitter(runtime: SubmitDeps) {
     request: SubmitRunRequest,
     context: {
       conversationId: string | undefined
-      agent: ReturnType<typeof resolveAgent>
+      agent: ResolvedAgent
       workspace: PreparedWorkspace | undefined
       cwd: string
       /** The run this one resumes. */

@@ -15,6 +15,7 @@ import type { SubmitRunRequest } from '../runs/submit-run.js'
 import type { Run } from '../store/repositories/runs-repository.js'
 import type { Logger } from '../core/logger.js'
 import type { AuthService } from '../store/auth-service.js'
+import type { BuiltinReadiness } from '../runs/builtin-readiness.js'
 import type { CredentialsService } from '../store/credentials-service.js'
 import type { Store } from '../store/store.js'
 import type { RunFinalizer } from '../runs/finalize-run.js'
@@ -69,6 +70,8 @@ export interface RuntimeServices {
   builtinProvider: (
     userId: string,
   ) => Promise<{ provider: string; model: string; source: string; reason: string }>
+  /** Whether the built-in agent can reach a model for a user now, or what it needs (builtin-readiness.ts). */
+  builtinReadiness: (userId: string) => Promise<BuiltinReadiness>
   /** The LLM proxy: feed manifests and their fetch state. */
   modelProxy: Pick<ModelProxy, 'manifestFor' | 'fetcher'>
 }

@@ -93,7 +93,10 @@ describe('hangar run with real CLIs', () => {
       'copilot',
       'openclaw',
       'cursor-agent',
+      // The built-in agent is listed too (issue 20 item 3), ready here: the environment gives it a key.
+      'builtin',
     ])
+    expect(json.find((adapter) => adapter.id === 'builtin')).toMatchObject({ ready: true, problem: null })
     expect(json.find((adapter) => adapter.id === 'claude-code')).toMatchObject({
       installed: true,
       version: '2.1.330',

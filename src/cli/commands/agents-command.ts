@@ -1,29 +1,34 @@
 // hangar agents — which agent CLIs are installed, their versions, sign-in state and capabilities.
 import type { Command } from 'commander'
-import { describeDetection } from '../../adapters/detection.js'
+import { describeDetection, describeDetectionSource } from '../../adapters/detection.js'
 import type { AdapterId } from '../../core/adapter-ids.js'
 import { describeDefaultPermissions } from '../../core/permissions.js'
+import { builtinAgentEntry, describeBuiltin } from '../../runs/builtin-readiness.js'
 import { type GlobalOptions, withRuntime } from '../context.js'
 import { type CliIo, printJson } from '../output.js'
 
 export function registerAgentsCommand(program: Command, io: CliIo, globals: () => GlobalOptions): void {
   program
     .command('agents')
-    .description('list agent CLIs: installed or not, version, sign-in state and capabilities')
+    .description(
+      'list agent CLIs (installed or not, version, sign-in state, capabilities) and whether the built-in agent has a provider',
+    )
     .option('--refresh', 'detect again instead of using the cached result (kept 24 h)')
     .option('--json', 'print the detection results as JSON')
     .action(async (options: { refresh?: boolean; json?: boolean }) => {
-      const detection = await withRuntime(io, globals(), (runtime) =>
-        runtime.detectAgents({ refresh: options.refresh ?? false }),
-      )
-      if (options.json) return printJson(io, detection.adapters)
+      const { detection, builtin } = await withRuntime(io, globals(), async (runtime) => ({
+        detection: await runtime.detectAgents({ refresh: options.refresh ?? false }),
+        // The owner's view: their provider settings, and this process's environment.
+        builtin: await runtime.builtinReadiness(runtime.owner.id),
+      }))
+      if (options.json) return printJson(io, [...detection.adapters, builtinAgentEntry(builtin)])
       for (const adapter of detection.adapters) {
         io.stdout.write(`${describeDetection(adapter)}\n`)
         // The default is what a profile without `permissions:` gets (issue 18 item 8).
         io.stdout.write(`    ${describeDefaultPermissions(adapter.id as AdapterId)}\n`)
       }
-      io.stderr.write(
-        `(detected ${detection.fromCache ? `${detection.detectedAt.toISOString()}, cached; --refresh to detect again` : 'just now'})\n`,
-      )
+      io.stdout.write(`${describeBuiltin(builtin)}\n`)
+      io.stdout.write(`    ${describeDefaultPermissions('builtin')}\n`)
+      io.stderr.write(`${describeDetectionSource(detection)}\n`)
     })
 }

@@ -1,6 +1,7 @@
 // hangar run — one run of an agent, in process, in place (or --isolate), every event stored and shown.
 import path from 'node:path'
 import type { Command } from 'commander'
+import { describeDetectionSource } from '../../adapters/detection.js'
 import { endpointForAdapter } from '../../adapters/model-endpoint.js'
 import { loadProfileSkills } from '../../adapters/skills.js'
 import { AppError } from '../../core/errors.js'
@@ -8,7 +9,7 @@ import type { Runtime } from '../../main.js'
 import { parseLimitDuration } from '../../core/duration.js'
 import { executeCliRun } from '../../runs/execute-cli-run.js'
 import { cliTimeoutSeconds, runLimitsFor, startRunLimits } from '../../runs/run-limits.js'
-import { loadUserProfiles, resolveAgent } from '../../runs/resolve-agent.js'
+import { loadUserProfiles, resolveAgentOrDefault } from '../../runs/resolve-agent.js'
 import { assertResumable, releaseIfOwnerGone } from '../../runs/resume-run.js'
 import { type GlobalOptions, openRuntime } from '../context.js'
 import { type CliIo, EXIT, ExitWith, usageError } from '../output.js'
@@ -66,12 +67,16 @@ async function runOnce(
     throw new AppError('not_found', `no run ${options.resume}`, { hint: 'see hangar runs list' })
   // A run whose `hangar run` was killed is still marked running: interrupted now, it can be resumed.
   const previous = found && (await releaseIfOwnerGone(runtime.runs, runs, owner.id, found))
-  const { adapters } = await runtime.detectAgents()
-  const agent = resolveAgent(options.agent ?? previous?.agent, {
+  const detection = await runtime.detectAgents()
+  const { adapters } = detection
+  // Which CLIs are installed and signed in may be a day old: say so, before it decides anything.
+  if (detection.fromCache) io.stderr.write(`agents ${describeDetectionSource(detection)}\n`)
+  const agent = await resolveAgentOrDefault(options.agent ?? previous?.agent, {
     config: runtime.config,
     registry: runtime.adapters,
     detected: adapters,
     userProfiles: await loadUserProfiles(runtime.store, owner.id),
+    builtinReadiness: () => runtime.builtinReadiness(owner.id),
   })
   if (previous) {
     const cli = agent.kind === 'cli' ? agent.adapter : undefined

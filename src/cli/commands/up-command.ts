@@ -3,8 +3,9 @@
 import { randomUUID } from 'node:crypto'
 import type { Command } from 'commander'
 import { AppError } from '../../core/errors.js'
-import { describeDetection } from '../../adapters/detection.js'
+import { describeDetection, describeDetectionSource } from '../../adapters/detection.js'
 import type { Runtime } from '../../main.js'
+import { describeBuiltin } from '../../runs/builtin-readiness.js'
 import { configProfileWarnings } from '../../runs/profile-problems.js'
 import { type GlobalOptions, openRuntime, resolveDataDir } from '../context.js'
 import {
@@ -165,6 +166,9 @@ async function serveUntilStopped(
   runtime.finalizeRecovery.start()
   const detection = await runtime.detectAgents()
   for (const adapter of detection.adapters) say(describeDetection(adapter))
+  // The owner's view of the built-in agent: ready, or what provider it needs.
+  say(describeBuiltin(await runtime.builtinReadiness(runtime.owner.id)))
+  say(describeDetectionSource(detection))
   signals.onReload(() => {
     void runtime.detectAgents({ refresh: true }).then(
       (fresh) => {

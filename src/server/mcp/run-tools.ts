@@ -43,7 +43,7 @@ export function registerRunTools(server: McpServer, deps: McpToolDeps): void {
         "state and capabilities, Hangar's built-in agent, and the profiles of hangar.yaml.",
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    () => guard('list_agents', async () => jsonResult(await describeAgents(runtime))),
+    () => guard('list_agents', async () => jsonResult(await describeAgents(runtime, userId))),
   )
 
   server.registerTool(

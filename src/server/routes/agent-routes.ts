@@ -1,44 +1,43 @@
 // GET /api/agents[?refresh=1]: every adapter with its detection (installed, version, sign-in) and capabilities, plus
-// the built-in agent, and the profiles of hangar.yaml.
+// the built-in agent (ready only when it can reach a model; else "needs a provider" and the fix), the profiles
+// of hangar.yaml, and the agent a request naming none gets (one that can run; null and why when none can).
 import type { Hono } from 'hono'
 import type { RuntimeServices } from '../app.js'
 import type { AppVariables } from '../auth-middleware.js'
-import { ADAPTER_PERMISSIONS, permissionsInfo } from '../../core/permissions.js'
+import { AppError, describeError } from '../../core/errors.js'
+import { builtinAgentEntry } from '../../runs/builtin-readiness.js'
+import { defaultAgentName } from '../../runs/resolve-agent.js'
 
 /** What GET /api/agents and the MCP tool list_agents answer. */
 export async function describeAgents(
-  runtime: Pick<RuntimeServices, 'detectAgents' | 'config'>,
+  runtime: Pick<RuntimeServices, 'detectAgents' | 'config' | 'builtinReadiness'>,
+  userId: string,
   options: { refresh?: boolean } = {},
 ) {
   const { adapters } = await runtime.detectAgents(options)
+  const builtin = await runtime.builtinReadiness(userId)
+  let defaultAgent: string | null = null
+  let noDefault: string | null = null
+  try {
+    defaultAgent = await defaultAgentName({
+      config: runtime.config,
+      detected: adapters,
+      builtinReadiness: () => Promise.resolve(builtin),
+    })
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error
+    noDefault = describeError(error)
+  }
   const profiles = Object.entries(runtime.config.agents).map(([name, profile]) => ({
     name,
     ...profile,
   }))
   return {
-    adapters: [
-      ...adapters,
-      {
-        id: 'builtin',
-        displayName: "Hangar's built-in agent",
-        installed: true,
-        verified: true,
-        // Our own code: nothing to have tested against.
-        testedVersions: null,
-        versionWarning: null,
-        capabilities: {
-          streaming: true,
-          resume: true,
-          surgicalEdit: true,
-          nativeSkillLoading: false,
-          // Every write and command is a proposal a person confirms (or autoApprove).
-          permissionMode: ADAPTER_PERMISSIONS.builtin.enforces,
-          contextWindowHint: null,
-        },
-        permissions: permissionsInfo('builtin'),
-      },
-    ],
+    adapters: [...adapters, builtinAgentEntry(builtin)],
     profiles,
+    defaultAgent,
+    /** Why no agent can run, when none can. */
+    noDefault,
   }
 }
 
@@ -49,6 +48,7 @@ export function registerAgentRoutes(
   // `?refresh=1` detects again instead of answering from the day-long cache (`hangar agents --refresh`).
   app.get('/api/agents', async (context) => {
     const refresh = ['1', 'true'].includes(context.req.query('refresh') ?? '')
-    return context.json(await describeAgents(deps.runtime, { refresh }))
+    const userId = context.get('principal').user.id
+    return context.json(await describeAgents(deps.runtime, userId, { refresh }))
   })
 }

@@ -6,7 +6,7 @@ import type { Hono } from 'hono'
 import { z } from 'zod'
 import { isUsable } from '../../adapters/detection.js'
 import { AppError } from '../../core/errors.js'
-import { loadUserProfiles, resolveAgent } from '../../runs/resolve-agent.js'
+import { loadUserProfiles, resolveAgentOrDefault } from '../../runs/resolve-agent.js'
 import type { RuntimeServices, ServerDeps } from '../app.js'
 import type { AppVariables } from '../auth-middleware.js'
 import { readJsonBody } from '../request-body.js'
@@ -30,11 +30,12 @@ export function registerConversationRoutes(
     const userId = context.get('principal').user.id
     const body = await readJsonBody(context, createSchema)
     const { adapters } = await runtime.detectAgents()
-    const agent = resolveAgent(body.agent, {
+    const agent = await resolveAgentOrDefault(body.agent, {
       config: runtime.config,
       registry: runtime.adapters,
       detected: adapters,
       userProfiles: await loadUserProfiles(store, userId),
+      builtinReadiness: () => runtime.builtinReadiness(userId),
     })
     const conversation = await store.forUser(userId).conversations.create({
       title: body.title ?? 'New conversation',
@@ -62,12 +63,16 @@ export function registerConversationRoutes(
     const last = runs[0]
     let fallback: string[] | null = null
     if (last?.status === 'failed') {
-      // Preferred agent → another detected, signed-in agent → the built-in agent. Offered, never applied.
+      // Preferred agent → another detected, signed-in agent → the built-in agent when it has a provider.
+      // Offered, never applied.
       const { adapters } = await runtime.detectAgents()
       const others = adapters
         .filter((adapter) => isUsable(adapter) && adapter.auth.state === 'ok' && adapter.id !== last.adapter)
         .map((adapter) => adapter.id)
-      fallback = [...new Set([conversation.profile, ...others, 'builtin'])].filter(
+      const builtin = (await runtime.builtinReadiness(context.get('principal').user.id)).ready
+        ? ['builtin']
+        : []
+      fallback = [...new Set([conversation.profile, ...others, ...builtin])].filter(
         (name) => name !== last.agent,
       )
     }

@@ -1,5 +1,7 @@
 // Which agent answers the next message. What the chat offers follows the adapter's capabilities: an agent
-// that cannot resume or stream says so next to the picker, with the reason on hover and focus.
+// that cannot resume or stream says so next to the picker, with the reason on hover and focus. An agent that
+// cannot run says why and how to fix it (the built-in agent: "needs a provider"), and so does the picker
+// when no agent can run at all.
 import { useId } from 'react'
 import type { AgentChoice } from '../lib/use-agents'
 
@@ -43,11 +45,15 @@ export function AgentPicker({
   value,
   onChange,
   disabled,
+  problem,
 }: {
   choices: AgentChoice[]
+  /** Empty when no agent can run. */
   value: string
   onChange: (name: string) => void
   disabled?: boolean
+  /** Why no agent can run and how to fix it (shown when `value` names none). */
+  problem?: string | undefined
 }) {
   const id = useId()
   const selected = choices.find((choice) => choice.name === value)
@@ -65,7 +71,9 @@ export function AgentPicker({
         Agent
       </label>
       <select id={id} value={value} onChange={(event) => onChange(event.target.value)} disabled={disabled}>
-        {!selected && <option value={value}>{value}</option>}
+        {!selected && (
+          <option value={value}>{value || (problem ? '(no agent can run)' : '(the default agent)')}</option>
+        )}
         {profiles.length > 0 && <optgroup label="Profiles">{profiles.map(option)}</optgroup>}
         <optgroup label="Agents">{adapters.map(option)}</optgroup>
       </select>
@@ -81,6 +89,17 @@ export function AgentPicker({
           </li>
         ))}
       </ul>
+      {selected?.unavailable && (
+        <p className="agent-fix small" role="note">
+          {selected.label}: {selected.unavailable}
+          {selected.fix ? `. ${selected.fix}` : ''}
+        </p>
+      )}
+      {!selected && problem && (
+        <p className="agent-fix small" role="note">
+          {problem}
+        </p>
+      )}
     </div>
   )
 }

@@ -11,6 +11,7 @@ export function Composer({
   onSend,
   busy,
   placeholder,
+  agentProblem,
 }: {
   choices: AgentChoice[]
   agent: string
@@ -19,6 +20,8 @@ export function Composer({
   /** A run is under way: sending would be refused, so the box waits. */
   busy: boolean
   placeholder?: string
+  /** Why no agent can run and how to fix it (the picker shows it when `agent` names none). */
+  agentProblem?: string | undefined
 }) {
   const [text, setText] = useState('')
   const [sending, setSending] = useState(false)
@@ -42,7 +45,13 @@ export function Composer({
 
   return (
     <form className="composer" onSubmit={(event) => void submit(event)}>
-      <AgentPicker choices={choices} value={agent} onChange={onAgentChange} disabled={sending} />
+      <AgentPicker
+        choices={choices}
+        value={agent}
+        onChange={onAgentChange}
+        disabled={sending}
+        problem={agentProblem}
+      />
       <div className="composer-row">
         <label className="grow">
           <span className="visually-hidden">Message</span>

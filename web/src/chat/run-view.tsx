@@ -136,6 +136,12 @@ function ItemView({
   }
 }
 
+/** A failure's error event says what the run's end reason says again (the reason may add the hint). */
+function repeatsReason(item: TranscriptItem, reason: string | undefined): boolean {
+  if (reason === undefined || item.kind !== 'error' || isWarningEvent(item)) return false
+  return reason === item.message || reason.startsWith(`${item.message} (`)
+}
+
 export function RunView({
   run,
   transcript,
@@ -164,6 +170,8 @@ export function RunView({
   const cost = usage?.costUsd ?? run.costUsd
   const items = transcript?.items ?? []
   const reason = transcript?.end?.reason ?? run.reason
+  const shownReason = !active && reason && status !== 'succeeded' ? reason : undefined
+  const failure = items.findIndex((item) => repeatsReason(item, shownReason))
   return (
     <section className="run" aria-label={`Run ${run.id}`} data-run-id={run.id} data-status={status}>
       {run.continues && !run.prompt ? (
@@ -194,9 +202,18 @@ export function RunView({
             </button>
           )}
         </header>
-        {items.map((item, index) => (
-          <ItemView key={index} item={item} status={status} actions={actions} onDecided={onDecided} />
-        ))}
+        {items.map((item, index) =>
+          // The failure is shown once: as its error (with the reason's hint), not again as the reason.
+          index !== failure && repeatsReason(item, shownReason) ? null : (
+            <ItemView
+              key={index}
+              item={index === failure && item.kind === 'error' ? { ...item, message: shownReason! } : item}
+              status={status}
+              actions={actions}
+              onDecided={onDecided}
+            />
+          ),
+        )}
         {active && (
           <p className="working" role="status">
             <span className="spinner" aria-hidden="true" />{' '}
@@ -215,7 +232,7 @@ export function RunView({
             .
           </p>
         ) : (
-          !active && reason && status !== 'succeeded' && <p className="run-reason">{reason}</p>
+          shownReason && failure < 0 && <p className="run-reason">{shownReason}</p>
         )}
         <footer className="run-foot small muted">
           <span>{runDuration(run)}</span>

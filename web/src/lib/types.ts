@@ -57,10 +57,16 @@ export interface AdapterInfo {
   capabilities: Capabilities
   /** The default permission mode and what each mode becomes for this CLI. */
   permissions?: PermissionsInfo
+  /** The built-in agent only: it can reach a model (else `problem` is "needs a provider"). */
+  ready?: boolean
 }
 
 export interface AgentsResponse {
   adapters: AdapterInfo[]
+  /** What a request naming no agent gets: one that can run; null when none can. */
+  defaultAgent?: string | null
+  /** Why no agent can run and how to fix it, when none can. */
+  noDefault?: string | null
 }
 
 export interface Profile {

@@ -13,17 +13,26 @@ export interface AgentChoice {
   capabilities: Capabilities | undefined
   /** Why it cannot run now; undefined when it can. */
   unavailable: string | undefined
+  /** How to make it run, when it cannot (a sign-in, the built-in agent's provider). */
+  fix: string | undefined
   kind: 'profile' | 'adapter'
 }
 
 export function adapterProblem(adapter: AdapterInfo | undefined): string | undefined {
   if (!adapter) return 'unknown adapter'
-  if (adapter.id === 'builtin') return undefined
+  // "needs a provider" until it can reach a model (the daemon decides, as for a run).
+  if (adapter.id === 'builtin') return adapter.problem ?? undefined
   if (!adapter.installed) return 'not installed'
   if (adapter.problem) return adapter.problem
   if (adapter.auth?.state === 'missing') return 'not signed in'
   if (adapter.auth?.state === 'expired') return 'sign-in expired'
   return undefined
+}
+
+/** How to make an agent that cannot run usable: its sign-in hint (the built-in agent's provider fix). */
+function fixOf(adapter: AdapterInfo | undefined): string | undefined {
+  if (!adapter || adapterProblem(adapter) === undefined) return undefined
+  return adapter.auth?.state !== 'ok' ? adapter.auth?.hint : undefined
 }
 
 export function useAgents() {
@@ -40,6 +49,7 @@ export function useAgents() {
         adapter,
         capabilities: adapter?.capabilities,
         unavailable: adapterProblem(adapter),
+        fix: fixOf(adapter),
         kind: 'profile',
       }
     })
@@ -49,6 +59,7 @@ export function useAgents() {
       adapter,
       capabilities: adapter.capabilities,
       unavailable: adapterProblem(adapter),
+      fix: fixOf(adapter),
       kind: 'adapter',
     }))
     return [...fromProfiles, ...fromAdapters]
@@ -56,6 +67,10 @@ export function useAgents() {
   return {
     choices,
     adapters: agents.data?.adapters ?? [],
+    /** The agent to preselect: the daemon's default, one that can run (undefined while loading or when none can). */
+    defaultAgent: agents.data?.defaultAgent ?? undefined,
+    /** Why no agent can run, and how to fix it. */
+    noDefault: agents.data?.noDefault ?? undefined,
     profiles: profiles.data ?? [],
     loading: agents.loading || profiles.loading,
     error: agents.error ?? profiles.error,

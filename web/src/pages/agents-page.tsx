@@ -17,6 +17,7 @@ function AdapterRow({ adapter }: { adapter: AdapterInfo }) {
     adapter,
     capabilities: adapter.capabilities,
     unavailable: problem,
+    fix: undefined,
     kind: 'adapter',
   })
   return (
@@ -55,7 +56,7 @@ function AdapterRow({ adapter }: { adapter: AdapterInfo }) {
             <code>adapters.{adapter.id}.path</code> in hangar.yaml), then refresh.
           </div>
         )}
-        {adapter.problem && <div>{adapter.problem}</div>}
+        {adapter.problem && adapter.id !== 'builtin' && <div>{adapter.problem}</div>}
         {adapter.versionWarning && (
           <div>{adapter.versionWarning}: a run whose output Hangar cannot read says so in its events.</div>
         )}

@@ -22,7 +22,7 @@ export function ConversationsPage() {
   const list = useResource<Conversation[]>(
     `/api/conversations${query ? `?search=${encodeURIComponent(query)}` : ''}`,
   )
-  const { choices } = useAgents()
+  const { choices, defaultAgent, noDefault } = useAgents()
   const projects = useProjects()
   const [agent, setAgent] = useState<string>()
   const [pickedProject, setPickedProject] = useState<string>('')
@@ -39,11 +39,9 @@ export function ConversationsPage() {
     return () => clearTimeout(timer)
   }, [search])
 
-  // The first agent that can run here, as `hangar run` would pick.
-  const firstUsable = choices.find(
-    (choice) => choice.kind === 'adapter' && !choice.unavailable && choice.name !== 'builtin',
-  )
-  const selected = agent ?? newProject?.defaultAgent ?? firstUsable?.name ?? 'builtin'
+  // The project's default agent, else the daemon's: one that can run here, as `hangar run` would pick
+  // (none: empty, and why).
+  const selected = agent ?? newProject?.defaultAgent ?? defaultAgent ?? ''
 
   async function start(text: string): Promise<boolean> {
     if (askProject && !newProjectId) {
@@ -53,8 +51,9 @@ export function ConversationsPage() {
     setProjectError(undefined)
     try {
       const title = text.split('\n')[0]!.slice(0, 80)
+      // With no agent chosen the daemon answers why none can run, and how to fix it.
       const conversation = await api<Conversation>('POST', '/api/conversations', {
-        agent: selected,
+        ...(selected && { agent: selected }),
         title,
         ...(newProjectId && { projectId: newProjectId }),
       })
@@ -109,6 +108,7 @@ export function ConversationsPage() {
           onSend={start}
           busy={false}
           placeholder="What should the agent do? (Enter to start)"
+          agentProblem={noDefault}
         />
       </section>
       <label className="search">
