@@ -180,7 +180,7 @@ async function serveUntilStopped(
     signals.onShutdown((signal) => {
       if (stopping) return
       stopping = true
-      runtime.log.info('stopping', { signal })
+      say(`Stopping (${signal}): cancelling the runs this daemon executes…`)
       void (async () => {
         await runtime.scheduler.stop()
         await runtime.finalizeRecovery.stop()
@@ -190,6 +190,7 @@ async function serveUntilStopped(
         for (const token of cliTokens) await revokeCliSession(runtime, token)
         await removeDaemonFile(runtime.dataDir, bootId)
         await runtime.close()
+        say('✓ stopped')
         resolve()
       })()
     })
