@@ -46,6 +46,9 @@ export function printJson(io: CliIo, value: unknown): void {
   io.stdout.write(`${JSON.stringify(value, null, 2)}\n`)
 }
 
+/** Dollars as the CLI shows them: four decimals (a short run costs fractions of a cent). */
+export const cliDollars = (usd: number) => `$${usd.toFixed(4)}`
+
 /** A plain aligned table; empty cells show as "-". */
 export function formatTable(headers: string[], rows: (string | null | undefined)[][]): string {
   const cells = [

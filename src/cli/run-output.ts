@@ -1,7 +1,8 @@
 // How `hangar run` shows a run: the agent's text on stdout as it streams, everything else as short
 // lines on stderr; or, with --json, one event envelope per line on stdout.
 import { type EventEnvelope, isWarningEvent } from '../core/events.js'
-import type { CliIo } from './output.js'
+import { describeRunCost, UNKNOWN_COST } from '../core/usage-cost.js'
+import { type CliIo, cliDollars } from './output.js'
 import { brief, toolCallSummary } from './tool-call-summary.js'
 
 export function createRunPrinter(io: CliIo, options: { json: boolean }) {
@@ -54,8 +55,11 @@ export function createRunPrinter(io: CliIo, options: { json: boolean }) {
       case 'usage':
         break
       case 'run-end': {
+        const cost = envelope.usage
+          ? describeRunCost(envelope.usage.costUsd, envelope.usage.costSource, cliDollars)
+          : ''
         const usage = envelope.usage
-          ? ` · ${envelope.usage.inputTokens} in / ${envelope.usage.outputTokens} out tokens${envelope.usage.costUsd !== undefined ? ` · $${envelope.usage.costUsd.toFixed(4)}` : ''}`
+          ? ` · ${envelope.usage.inputTokens} in / ${envelope.usage.outputTokens} out tokens · ${cost === UNKNOWN_COST ? `cost ${cost}` : cost}`
           : ''
         const mark = envelope.status === 'succeeded' ? '✓' : '✗'
         note(
