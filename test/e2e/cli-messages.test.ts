@@ -2,6 +2,7 @@
 // Hangar's `hangar: error:` both appeared), hints that never nest parentheses, `hangar feeds nope` and
 // `hangar env nope` exiting alike (they gave 1 and 2), exit codes in `hangar run --help`, and a daemon
 // that printed a JSON line for every HTTP request and nothing when it stopped.
+import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -79,7 +80,10 @@ describe('cli messages', () => {
     const quiet = await startDaemon([], { env: cleanEnv({ HANGAR_DATA_DIR: dataDir }), cwd: dir })
     await fetch(`${quiet.url}/api/health`)
     await fetch(`${quiet.url}/api/nothing-here`)
+    // Right after it is ready, while it may still be detecting agents: a clean stop all the same (it used
+    // to exit 130 and leave daemon.json behind until detection had finished).
     expect(await quiet.stop('SIGINT')).toBe(0)
+    expect(existsSync(path.join(dataDir, 'daemon.json'))).toBe(false)
     expect(quiet.stdout()).toMatch(/^Stopping \(SIGINT\)/m)
     expect(quiet.stdout()).toMatch(/^✓ stopped$/m)
     expect(quiet.stderr()).not.toMatch(/"msg":"request"/)

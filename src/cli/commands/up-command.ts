@@ -159,29 +159,22 @@ async function serveUntilStopped(
   if (recoveredActions > 0)
     say(`Marked ${recoveredActions} action(s) left applying by an earlier daemon as failed (interrupted).`)
   if (orphanWorkspaces > 0) say(`Removed ${orphanWorkspaces} workspace(s) of deleted conversations.`)
-  await runtime.heartbeat.start(server.url)
-  runtime.scheduler.start()
-  // SSH work a crash left on a host (runs interrupted above, or by another node): brought back now.
-  runtime.finalizeRecovery.start()
-  const detection = await runtime.detectAgents()
-  for (const adapter of detection.adapters) say(describeDetection(adapter))
-  signals.onReload(() => {
-    void runtime.detectAgents({ refresh: true }).then(
-      (fresh) => {
-        say('Agents detected again (SIGHUP):')
-        for (const adapter of fresh.adapters) say(describeDetection(adapter))
-      },
-      (error: unknown) => runtime.log.error('agent detection failed', { error }),
-    )
-  })
-
-  await new Promise<void>((resolve) => {
-    let stopping = false
+  // Ctrl-C from here on is a clean stop, even while the services start or the agents are detected
+  // (probing seven CLIs takes seconds): daemon.json is removed and the CLI session revoked.
+  const startup = (async () => {
+    await runtime.heartbeat.start(server.url)
+    runtime.scheduler.start()
+    // SSH work a crash left on a host (runs interrupted above, or by another node): brought back now.
+    runtime.finalizeRecovery.start()
+  })()
+  let stopping = false
+  const stopped = new Promise<void>((resolve) => {
     signals.onShutdown((signal) => {
       if (stopping) return
       stopping = true
       say(`Stopping (${signal}): cancelling the runs this daemon executes…`)
       void (async () => {
+        await startup.catch(() => {})
         await runtime.scheduler.stop()
         await runtime.finalizeRecovery.stop()
         await runtime.heartbeat.stop()
@@ -195,6 +188,22 @@ async function serveUntilStopped(
       })()
     })
   })
+  await startup
+  const detection = await runtime.detectAgents().catch((error: unknown) => {
+    if (!stopping) runtime.log.error('agent detection failed', { error })
+    return undefined
+  })
+  if (!stopping) for (const adapter of detection?.adapters ?? []) say(describeDetection(adapter))
+  signals.onReload(() => {
+    void runtime.detectAgents({ refresh: true }).then(
+      (fresh) => {
+        say('Agents detected again (SIGHUP):')
+        for (const adapter of fresh.adapters) say(describeDetection(adapter))
+      },
+      (error: unknown) => runtime.log.error('agent detection failed', { error }),
+    )
+  })
+  await stopped
 }
 
 /** Signs a CLI session out; one already expired or revoked (or from another store) is left as it is. */
