@@ -127,7 +127,7 @@ export function registerRunsCommand(program: Command, io: CliIo, globals: () => 
         session: run.sessionId,
         continues: run.continues,
         finalize: run.workspaceFinalize
-          ? `${run.workspaceFinalize}${run.finalizeReason ? ` (${run.finalizeReason}; retry: hangar runs finalize ${run.id})` : ''}`
+          ? `${run.workspaceFinalize}${run.finalizeReason ? `: ${run.finalizeReason}; retry with hangar runs finalize ${run.id}` : ''}`
           : null,
         usage: run.usage ? formatUsage(run.usage) : null,
       })) {
