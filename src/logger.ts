@@ -1,6 +1,8 @@
-// The logger implementation: pino, JSON lines on stderr, every field and message passed through the
-// redactor first. Prompts and tool payloads are the callers' to keep out (debug only).
+// The logger implementation: pino, JSON lines on stderr (readable lines with format 'pretty'), every
+// field and message passed through the redactor first. Prompts and tool payloads are the callers' to keep
+// out (debug only).
 import pino from 'pino'
+import { type LogFormat, prettyDestination } from './log-format.js'
 import type { LogFields, Logger } from './core/logger.js'
 import type { Redactor } from './core/redact.js'
 
@@ -11,14 +13,20 @@ export function createLogger(options: {
   redactor: Redactor
   level?: LogLevel
   destination?: NodeJS.WritableStream
+  /** 'json' (default): one JSON object a line; 'pretty': `time LEVEL [component] message key=value`. */
+  format?: LogFormat
 }): Logger {
+  const destination =
+    options.format === 'pretty'
+      ? prettyDestination(options.destination ?? process.stderr)
+      : (options.destination ?? pino.destination({ dest: 2, sync: false }))
   const base = pino(
     {
       level: options.level ?? 'info',
       base: { service: options.service },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    options.destination ?? pino.destination({ dest: 2, sync: false }),
+    destination,
   )
   const { redactor } = options
   const wrap = (instance: pino.Logger): Logger => ({

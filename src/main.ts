@@ -11,6 +11,7 @@ import type { HangarConfig } from './core/config.js'
 import { type Clock, systemClock } from './core/ids.js'
 import type { Logger } from './core/logger.js'
 import { createRedactor, type Redactor } from './core/redact.js'
+import type { LogFormat } from './log-format.js'
 import { createLogger, type LogLevel } from './logger.js'
 import { createToolRegistry, type ToolRegistry } from './agent/tools/tool-registry.js'
 import { redactToolOutputs } from './agent/tools/redacted-tools.js'
@@ -60,6 +61,8 @@ export interface RuntimeOptions {
   nodeId?: string | undefined
   logLevel?: LogLevel
   logDestination?: NodeJS.WritableStream
+  /** 'json' (default) or 'pretty' (readable lines, for a terminal). */
+  logFormat?: LogFormat
   clock?: Clock
   /** How often the proxy's request log is written behind (default 25 ms); tests stretch it. */
   requestLogFlushMs?: number
@@ -210,6 +213,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     redactor,
     level: options.logLevel ?? 'info',
     ...(options.logDestination && { destination: options.logDestination }),
+    ...(options.logFormat && { format: options.logFormat }),
   })
 
   // Before anything is written: a data dir inside an allowed root would let runs read its secrets.

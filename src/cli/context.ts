@@ -1,6 +1,7 @@
 // Turning command-line options and the environment into a runtime: data dir, database, project config.
 import os from 'node:os'
 import path from 'node:path'
+import { logFormatFor } from '../log-format.js'
 import type { LogLevel } from '../logger.js'
 import { createRuntime, type Runtime } from '../main.js'
 import { connectDaemon } from './daemon-client.js'
@@ -45,6 +46,7 @@ export async function openRuntime(
     nodeId: options.nodeId,
     logLevel: logLevel(io, defaults.logLevel),
     logDestination: io.stderr,
+    logFormat: logFormatFor(io.env, (io.stderr as { isTTY?: boolean }).isTTY === true),
   })
 }
 

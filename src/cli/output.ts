@@ -19,16 +19,35 @@ export function exitCodeOf(error: unknown): number {
   return EXIT.failed
 }
 
+/** Every error line the CLI prints starts with this, whether Hangar or Commander found the mistake. */
+export const ERROR_PREFIX = 'hangar: error:'
+
 export function printError(io: CliIo, error: unknown): void {
   const line = describeError(error)
-  io.stderr.write(`hangar: error: ${line}\n`)
+  io.stderr.write(`${ERROR_PREFIX} ${line}\n`)
   if (!isAppError(error) && io.env.HANGAR_DEBUG)
     io.stderr.write(`${(error as Error)?.stack ?? String(error)}\n`)
+}
+
+/**
+ * Commander's own usage errors ("error: unknown option '--x'" plus, at times, "(Did you mean --y?)" on a
+ * second line) as one Hangar error line that says where the usage is.
+ */
+export function formatUsageError(text: string, commandPath: string): string {
+  const [first = '', ...rest] = text.trim().split('\n')
+  const parts = [first.replace(/^error:\s*/, '').replace(/\.$/, '')]
+  for (const line of rest.map((each) => each.trim()).filter(Boolean))
+    parts.push(line.replace(/^\(Did you mean (.*)\)$/, 'did you mean $1'))
+  const said = parts.join('; ')
+  return `${ERROR_PREFIX} ${said}${said.endsWith('?') ? ' See' : '; see'} ${commandPath} --help`
 }
 
 export function printJson(io: CliIo, value: unknown): void {
   io.stdout.write(`${JSON.stringify(value, null, 2)}\n`)
 }
+
+/** Dollars as the CLI shows them: four decimals (a short run costs fractions of a cent). */
+export const cliDollars = (usd: number) => `$${usd.toFixed(4)}`
 
 /** A plain aligned table; empty cells show as "-". */
 export function formatTable(headers: string[], rows: (string | null | undefined)[][]): string {

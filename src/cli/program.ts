@@ -14,7 +14,7 @@ import { registerTokenCommand } from './commands/token-command.js'
 import { registerUpCommand } from './commands/up-command.js'
 import { registerWorkspacesCommand } from './commands/workspaces-command.js'
 import type { GlobalOptions } from './context.js'
-import { type CliIo, EXIT, ExitWith, exitCodeOf, printError } from './output.js'
+import { type CliIo, EXIT, ExitWith, exitCodeOf, formatUsageError, printError } from './output.js'
 
 export interface RunOptions {
   /** Called with the daemon's shutdown handler; the bin wires it to SIGINT/SIGTERM. */
@@ -29,11 +29,7 @@ export function buildProgram(io: CliIo, options: RunOptions = {}): Command {
     .version(VERSION, '-v, --version', 'print the version')
     .option('--data-dir <dir>', 'where Hangar keeps its state (default: $HANGAR_DATA_DIR or ~/.hangar)')
     .option('--database <url>', 'postgres://… to use PostgreSQL (default: $HANGAR_DATABASE_URL, else SQLite)')
-    .showHelpAfterError('(run with --help for usage)')
-    .configureOutput({
-      writeOut: (text) => io.stdout.write(text),
-      writeErr: (text) => io.stderr.write(text),
-    })
+    .configureOutput(cliOutput(io, 'hangar'))
     .exitOverride()
 
   const globals = () => program.opts<GlobalOptions>()
@@ -54,20 +50,22 @@ export function buildProgram(io: CliIo, options: RunOptions = {}): Command {
 
   for (const command of program.commands) {
     command.exitOverride()
-    command.configureOutput({
-      writeOut: (text) => io.stdout.write(text),
-      writeErr: (text) => io.stderr.write(text),
-    })
+    command.configureOutput(cliOutput(io, `hangar ${command.name()}`))
     for (const sub of command.commands) {
       sub.exitOverride()
-      sub.configureOutput({
-        writeOut: (text) => io.stdout.write(text),
-        writeErr: (text) => io.stderr.write(text),
-      })
-      sub.showHelpAfterError('(run with --help for usage)')
+      sub.configureOutput(cliOutput(io, `hangar ${command.name()} ${sub.name()}`))
     }
   }
   return program
+}
+
+/** Commander writes help to stdout, and its usage errors in Hangar's one error format. */
+function cliOutput(io: CliIo, commandPath: string) {
+  return {
+    writeOut: (text: string) => io.stdout.write(text),
+    writeErr: (text: string) => io.stderr.write(text),
+    outputError: (text: string) => io.stderr.write(`${formatUsageError(text, commandPath)}\n`),
+  }
 }
 
 /** Runs the CLI and returns its exit code (never throws). */

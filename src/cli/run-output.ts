@@ -1,26 +1,14 @@
 // How `hangar run` shows a run: the agent's text on stdout as it streams, everything else as short
 // lines on stderr; or, with --json, one event envelope per line on stdout.
 import { type EventEnvelope, isWarningEvent } from '../core/events.js'
-import type { CliIo } from './output.js'
-
-function brief(value: unknown, limit = 80): string {
-  const text = typeof value === 'string' ? value : JSON.stringify(value)
-  const single = (text ?? '').replace(/\s+/g, ' ').trim()
-  return single.length > limit ? `${single.slice(0, limit - 1)}…` : single
-}
-
-function toolSummary(name: string, input: unknown): string {
-  if (input && typeof input === 'object') {
-    const record = input as Record<string, unknown>
-    for (const key of ['file_path', 'filePath', 'path', 'command', 'cmd', 'pattern', 'url']) {
-      if (typeof record[key] === 'string') return `${name}(${brief(record[key], 60)})`
-    }
-  }
-  return `${name}(${brief(input, 60)})`
-}
+import { describeRunCost, UNKNOWN_COST } from '../core/usage-cost.js'
+import { type CliIo, cliDollars } from './output.js'
+import { brief, toolCallSummary } from './tool-call-summary.js'
 
 export function createRunPrinter(io: CliIo, options: { json: boolean }) {
   let midLine = false
+  // Where the agent works: tool paths inside it are shown relative, as the agent's own CLI shows them.
+  let cwd: string | undefined
   const note = (line: string) => {
     if (midLine) {
       io.stdout.write('\n')
@@ -35,6 +23,7 @@ export function createRunPrinter(io: CliIo, options: { json: boolean }) {
     }
     switch (envelope.type) {
       case 'run-start':
+        cwd = envelope.cwd
         note(
           `▶ ${envelope.agent} (${envelope.adapter}${envelope.model ? `, ${envelope.model}` : ''}) in ${envelope.cwd}`,
         )
@@ -46,7 +35,7 @@ export function createRunPrinter(io: CliIo, options: { json: boolean }) {
       case 'reasoning-delta':
         break
       case 'tool-call':
-        note(`⏺ ${toolSummary(envelope.name, envelope.input)}`)
+        note(`⏺ ${toolCallSummary(envelope.name, envelope.input, cwd)}`)
         break
       case 'tool-result':
         if (envelope.isError) note(`  ✗ ${brief(envelope.output)}`)
@@ -66,8 +55,11 @@ export function createRunPrinter(io: CliIo, options: { json: boolean }) {
       case 'usage':
         break
       case 'run-end': {
+        const cost = envelope.usage
+          ? describeRunCost(envelope.usage.costUsd, envelope.usage.costSource, cliDollars)
+          : ''
         const usage = envelope.usage
-          ? ` · ${envelope.usage.inputTokens} in / ${envelope.usage.outputTokens} out tokens${envelope.usage.costUsd !== undefined ? ` · $${envelope.usage.costUsd.toFixed(4)}` : ''}`
+          ? ` · ${envelope.usage.inputTokens} in / ${envelope.usage.outputTokens} out tokens · ${cost === UNKNOWN_COST ? `cost ${cost}` : cost}`
           : ''
         const mark = envelope.status === 'succeeded' ? '✓' : '✗'
         note(

@@ -98,8 +98,12 @@ export interface UsageNumbers {
   outputTokens: number
   cacheReadTokens: number
   cacheWriteTokens: number
-  /** The priced part; 0 when nothing was priced. */
+  /** The priced part (metered by the proxy, or reported by the agent); 0 when nothing was priced. */
   costUsd: number
+  /** The part of costUsd that agents reported themselves (the proxy had no price for their model). */
+  agentCostUsd: number
+  /** Requests (and unproxied runs) whose cost is unknown: in no sum, shown as "unknown", never $0. */
+  unpriced: number
   /** Model requests the proxy metered. */
   requests: number
   runs: number

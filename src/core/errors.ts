@@ -91,8 +91,11 @@ export function isAppError(value: unknown): value is AppError {
   return value instanceof AppError
 }
 
-/** The message for a user: the error's own text plus its hint, on one line. */
+/**
+ * The message for a user: the error's own text plus its hint, on one line. The hint follows a semicolon,
+ * not parentheses, so a hint that itself has a parenthesis never nests.
+ */
 export function describeError(error: unknown): string {
-  if (isAppError(error)) return error.hint ? `${error.message} (${error.hint})` : error.message
+  if (isAppError(error)) return error.hint ? `${error.message}; ${error.hint}` : error.message
   return 'internal error (see the daemon log for details)'
 }

@@ -38,12 +38,22 @@ export const WRITE_CLASSIFICATIONS = [
 ] as const
 export type WriteClassification = (typeof WRITE_CLASSIFICATIONS)[number]
 
+/**
+ * Where a run's cost comes from: `proxy` (metered by Hangar's proxy: the provider's own figure or the list
+ * price of every request), `agent` (the agent's own report, e.g. Claude's total_cost_usd, used when the
+ * proxy could not price a request or did not see the run), `unknown` (neither; never shown as $0).
+ */
+export const COST_SOURCES = ['proxy', 'agent', 'unknown'] as const
+export type CostSource = (typeof COST_SOURCES)[number]
+
 export interface UsageTotals {
   inputTokens: number
   outputTokens: number
   cacheReadTokens: number
   cacheWriteTokens: number
   costUsd?: number
+  /** A run's totals say where costUsd came from (absent on per-request usage events). */
+  costSource?: CostSource
 }
 
 export interface RunStartEvent {

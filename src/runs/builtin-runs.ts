@@ -10,8 +10,9 @@ import { builtinSystemPrompt } from '../agent/system-prompt.js'
 import type { ToolRegistry } from '../agent/tools/tool-registry.js'
 import type { HangarConfig, ProfileConfig } from '../core/config.js'
 import type { EventEnvelope, WriteClassification } from '../core/events.js'
-import { AppError } from '../core/errors.js'
+import { AppError, describeError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
+import { runUsage } from '../core/usage-cost.js'
 import type { CredentialsService } from '../store/credentials-service.js'
 import type { Run } from '../store/repositories/runs-repository.js'
 import type { Store } from '../store/store.js'
@@ -223,7 +224,7 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
       })
       end = {
         status: 'failed',
-        reason: appError.hint ? `${appError.message} (${appError.hint})` : appError.message,
+        reason: describeError(appError),
       }
     }
     for (const release of runningTools.values()) release()
@@ -231,7 +232,8 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
     await skills?.cleanup().catch(() => {})
     // A proxied run's totals are what the proxy metered; its token ends with the run.
     const metered = await options.modelProxy?.closeRun(userId, run.id).catch(() => undefined)
-    if (metered) end.usage = metered
+    const usage = runUsage(metered, end.usage)
+    if (usage) end.usage = usage
     await conversations.update(input.conversationId, {
       status: end.status === 'awaiting_confirmation' ? 'awaiting_confirmation' : 'idle',
     })

@@ -10,6 +10,7 @@ import type { PlacedSkills, Skill } from '../adapters/skills.js'
 import { placeSkills } from '../adapters/skills.js'
 import { placementRecordFile } from '../adapters/skill-placements.js'
 import { type ProcessExit, reapProcessGroup, type Supervisor } from '../adapters/supervisor.js'
+import { runUsage } from '../core/usage-cost.js'
 import { AppError } from '../core/errors.js'
 import type { PermissionsConfig } from '../core/permissions.js'
 import type {
@@ -221,10 +222,12 @@ export async function executeCliRun(
     // cancel() marks the exit: the abort is what says the user cancelled.
     const cancelled = exit.cancelled || options.signal?.aborted === true
     const agentEnd = decideEnd(active, adapter, outcome, { ...exit, cancelled }, processHandle.stderrTail())
-    // A proxied run's totals are what the proxy metered, not what the CLI says of itself.
+    // A proxied run's totals are what the proxy metered, not what the CLI says of itself; the CLI's own
+    // cost stands in when the proxy could not price a request (a model missing from the price table).
     const metered = await request.route?.close(active.run.id)
     routeClosed = true
-    if (metered) agentEnd.usage = metered
+    const usage = runUsage(metered, agentEnd.usage)
+    if (usage) agentEnd.usage = usage
     if (!remote) {
       await runChanges.report((event) => active.emit(event))
       return agentEnd

@@ -15,6 +15,7 @@ import { reapProcessGroup, type Supervisor } from '../adapters/supervisor.js'
 import type { HangarConfig } from '../core/config.js'
 import { isAdapterId } from '../core/adapter-ids.js'
 import { AppError } from '../core/errors.js'
+import { isTerminalRunStatus } from '../core/events.js'
 import type { ModelProxy } from './model-proxy.js'
 import type { Logger } from '../core/logger.js'
 import type { Run } from '../store/repositories/runs-repository.js'
@@ -301,9 +302,14 @@ export function createScheduler(options: SchedulerOptions) {
         if (active) return active.end({ status: 'cancelled', reason: 'cancelled before it started' })
         return this.cancel(userId, runId)
       }
-      throw new AppError('conflict', `run ${runId} is ${run.status} and cannot be cancelled here`, {
-        details: { status: run.status },
-      })
+      // Ended runs say so in plain words; a live run another process or node executes is theirs to stop.
+      const message =
+        run.status === 'cancelled'
+          ? `run ${runId} is already cancelled`
+          : isTerminalRunStatus(run.status)
+            ? `run ${runId} already ended: ${run.status}; there is nothing to cancel`
+            : `run ${runId} is ${run.status} under another process or node; cancel it there`
+      throw new AppError('conflict', message, { details: { status: run.status } })
     },
 
     /** Cancels what runs here and waits for it: a clean stop. */

@@ -99,7 +99,7 @@ describe('app', () => {
       expect(await errorEnvelopeOf(await createToken('{"name":'), 400)).toEqual(
         envelope(
           'invalid_json',
-          'the request body is not valid JSON (send a JSON object with Content-Type: application/json)',
+          'the request body is not valid JSON; send a JSON object with Content-Type: application/json',
         ),
       )
       expect(await storeSnapshot()).toEqual(before)

@@ -103,7 +103,9 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
   app.use('*', async (context, next) => {
     const started = performance.now()
     await next()
-    log.info('request', {
+    // One line per request is noise at a terminal: debug, unless the daemon itself failed (5xx).
+    const level = context.res.status >= 500 ? 'warn' : 'debug'
+    log[level]('request', {
       requestId: context.get('requestId'),
       method: context.req.method,
       path: context.req.path,

@@ -307,7 +307,7 @@ describe.each(STORE_ENGINES)('auth routes ($name)', (engine) => {
         headers: { cookie: bobCookie },
       })
       expect(await errorEnvelopeOf(response, 404)).toEqual(
-        envelope('not_found', `no token ${aliceRecord!.id} (list them with hangar token list)`),
+        envelope('not_found', `no token ${aliceRecord!.id}; list them with hangar token list`),
       )
       expect(await (await get('/api/tokens', { cookie: bobCookie })).json()).toEqual([])
       expect((await get('/api/settings/providers', bearer(aliceToken))).status).toBe(200)

@@ -3,7 +3,7 @@
 // client that went away mid-request, which is no bug of ours (see isClientAbort).
 import type { Context } from 'hono'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import { AppError, type ErrorCode, isAppError } from '../core/errors.js'
+import { AppError, describeError, type ErrorCode, isAppError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 
 const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
@@ -41,7 +41,8 @@ export interface ErrorEnvelope {
 }
 
 export function toErrorEnvelope(error: AppError): ErrorEnvelope {
-  const message = error.hint ? `${error.message} (${error.hint})` : error.message
+  // The hint as the CLI prints it (describeError: after a semicolon, never nested parentheses).
+  const message = describeError(error)
   return { error: { code: error.code, message, retryable: error.retryable, details: error.details ?? null } }
 }
 

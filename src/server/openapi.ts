@@ -98,7 +98,12 @@ const USAGE_NUMBERS = {
   outputTokens: { type: 'integer' },
   cacheReadTokens: { type: 'integer' },
   cacheWriteTokens: { type: 'integer' },
-  costUsd: { type: 'number' },
+  costUsd: { type: 'number', description: 'The priced part: metered by the proxy or reported by the agent' },
+  agentCostUsd: { type: 'number', description: 'The part of costUsd the agents reported themselves' },
+  unpriced: {
+    type: 'integer',
+    description: 'Requests and unproxied runs whose cost is unknown (not in costUsd)',
+  },
   requests: { type: 'integer', description: 'Model requests the proxy metered' },
   runs: { type: 'integer' },
 }

@@ -254,6 +254,7 @@ describe.each(STORE_ENGINES)('store ($name)', (engine) => {
       inputTokens: 200,
       outputTokens: 40,
       costUsd: 0.5,
+      unpriced: 1,
       requests: 2,
       runIds: [proxiedRun.id],
     })

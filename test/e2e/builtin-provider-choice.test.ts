@@ -146,7 +146,7 @@ describe('the built-in agent’s provider is the user’s choice (issue 18 item 
     })
     expect(unknown.status).toBe(400)
     expect(unknown.json.error.message).toMatch(
-      /^provider "nobody-here" is not one Hangar knows \(known providers: anthropic, .*save its base URL/,
+      /^provider "nobody-here" is not one Hangar knows; known providers: anthropic, .*save its base URL/,
     )
 
     const cleared = await api<BuiltinSettings>('PUT', '/api/settings/builtin', { provider: null })

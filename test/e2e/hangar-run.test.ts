@@ -128,6 +128,20 @@ describe('hangar run with real CLIs', () => {
     expect(result.stderr).toMatch(/^▶ claude-code \(claude-code\) in /m)
     expect(result.stderr).toMatch(/^ {2}✎ create hello\.txt$/m)
     expect(result.stderr).toMatch(/^✓ succeeded .*\(run run_[0-9A-Z]+\)$/m)
+    // The mock's model is in no price table: the proxy meters the tokens, and the cost is Claude's own
+    // report (it showed none before), marked as the agent's, in the run's line and in `hangar runs list`.
+    expect(result.stderr).toMatch(/^✓ succeeded · \d+ in \/ \d+ out tokens · \$\d+\.\d{4} \(agent\) /m)
+    const runId = /\(run (run_[0-9A-Z]+)\)$/m.exec(result.stderr)![1]!
+    const listed = await runHangar(['runs', 'list', '--limit', '5'], { env, cwd })
+    expect(listed.stdout).toMatch(/^ID +STATUS +AGENT +CREATED +TOOK +TOKENS +COST +REASON$/m)
+    expect(listed.stdout).toMatch(
+      new RegExp(
+        `^${runId} +succeeded +claude-code +\\S+ +\\d+s +[\\d.]+k? +\\$\\d+\\.\\d{4} \\(agent\\)`,
+        'm',
+      ),
+    )
+    const shown = JSON.parse((await runHangar(['runs', 'show', runId, '--json'], { env, cwd })).stdout)
+    expect(shown.usage).toMatchObject({ costSource: 'agent', costUsd: expect.any(Number) })
   })
 
   it('prints one envelope per line with --json, and --resume continues the session', async () => {

@@ -320,7 +320,7 @@ describe('MCP endpoint', () => {
     expect(cancelled.isError, cancelled.text).toBe(false)
     expect(cancelled.value.run.status).toBe('cancelled')
     const again = await call(client, 'cancel_run', { runId: started.value.run.id })
-    expect(again).toMatchObject({ isError: true, text: expect.stringContaining('cannot be cancelled') })
+    expect(again).toMatchObject({ isError: true, text: expect.stringContaining('is already cancelled') })
   })
 
   it('proposes a write without making it, and commits it with an approve-scoped token', async () => {

@@ -169,7 +169,7 @@ describe('feeds through the proxy with real CLIs', () => {
     const unknown = await runHangar(['feeds', 'nobody'], { env, cwd: project })
     expect(unknown.code).toBe(2)
     expect(unknown.stderr).toMatch(
-      /unknown agent profile "nobody" \(use one of reviewer, coder, or an adapter id\)/,
+      /unknown agent profile "nobody"; use one of reviewer, coder, or an adapter id/,
     )
   })
 
@@ -228,8 +228,8 @@ describe('feeds through the proxy with real CLIs', () => {
       /^status +ops +60s +http:\/\/127\.0\.0\.1:\d+\/api\/v1\/status +fresh \d{4}-/m,
     )
     const unknown = await runHangar(['feeds', 'nobody'], { env, cwd: project })
-    expect(unknown.code).not.toBe(0)
-    expect(unknown.stderr).toMatch(/no profile "nobody"/)
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toMatch(/unknown agent profile "nobody"; use one of reviewer, coder/)
 
     // The token is a PAT of kind proxy: listed, revocable, and revoked it stops working.
     const listed = await runHangar(['token', 'list', '--json'], { env, cwd: project })

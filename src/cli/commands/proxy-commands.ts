@@ -10,13 +10,29 @@ import { STAND_IN_KEY } from '../../proxy/forward-upstream.js'
 import { configProfileWarnings, type ProfileProblem } from '../../runs/profile-problems.js'
 import { type GlobalOptions, resolveDataDir, viaDaemonOrStore, withRuntime } from '../context.js'
 import { readDaemonFile } from '../daemon-file.js'
+import { findProject, loadConfigFile } from '../project.js'
 import { type CliIo, formatTable, printJson, usageError } from '../output.js'
 
 type FeedRow = ResolvedFeed & { state?: FeedFetchState }
 
+/**
+ * An unknown profile name is a usage error (exit 2) in both `hangar feeds` and `hangar env`, with or
+ * without a daemon: the same words and exit code whichever process noticed.
+ */
 function checkProfile(name: string, profiles: readonly string[]): void {
   if (profiles.includes(name) || isAdapterId(name)) return
-  throw usageError(
+  throw unknownProfile(name, profiles)
+}
+
+/** The daemon's 404 for a profile, said as the CLI says it when it checks hangar.yaml itself. */
+async function asUnknownProfile(error: unknown, name: string, io: CliIo): Promise<never> {
+  if (!(error instanceof AppError) || error.code !== 'not_found') throw error
+  const config = await loadConfigFile(findProject(io.cwd).configFile)
+  throw unknownProfile(name, Object.keys(config.agents))
+}
+
+function unknownProfile(name: string, profiles: readonly string[]): AppError {
+  return usageError(
     `unknown agent profile "${name}"`,
     profiles.length
       ? `use one of ${profiles.join(', ')}, or an adapter id`
@@ -49,7 +65,7 @@ export function registerProxyCommands(program: Command, io: CliIo, globals: () =
             issues: configProfileWarnings(profile, runtime.config),
           }
         },
-      )
+      ).catch((error: unknown) => asUnknownProfile(error, profile, io))
       // What is wrong with the profile (a stored one a later hangar.yaml no longer supports: an error, it
       // cannot run) or doubtful (feeds with proxy: false: a warning), before the feeds.
       for (const issue of issues ?? [])
@@ -92,14 +108,15 @@ export function registerProxyCommands(program: Command, io: CliIo, globals: () =
     .action(async (profile: string, options: { expiresIn: string; json?: boolean }) => {
       const expiresInMs = parseDuration(options.expiresIn, '--expires-in')
       const dataDir = resolveDataDir(globals(), io)
-      const daemon = await readDaemonFile(dataDir)
-      if (!daemon) {
-        throw new AppError('daemon_not_running', 'the proxy is served by the daemon, and none is running', {
-          hint: 'start it with hangar up, then run hangar env again',
-        })
-      }
       const minted = await withRuntime(io, globals(), async (runtime) => {
+        // The name first: a wrong name is wrong whether or not a daemon runs (as in hangar feeds).
         checkProfile(profile, Object.keys(runtime.config.agents))
+        const daemon = await readDaemonFile(dataDir)
+        if (!daemon) {
+          throw new AppError('daemon_not_running', 'the proxy is served by the daemon, and none is running', {
+            hint: 'start it with hangar up, then run hangar env again',
+          })
+        }
         runtime.modelProxy.setBaseUrl(daemon.url)
         return runtime.modelProxy.mintForProfile('system', runtime.owner.id, profile, expiresInMs)
       })

@@ -188,6 +188,15 @@ async function workspaceFor(
   return workspace.cwd
 }
 
+/** The exit codes scripts can rely on, from EXIT and EXIT_BY_STATUS, in `hangar run --help`. */
+const RUN_EXIT_CODES_HELP = `
+Exit codes:
+  ${EXIT.ok}    the run succeeded
+  ${EXIT.failed}    the run failed or was interrupted, or Hangar could not start it
+  ${EXIT.usage}    usage or configuration error: unknown flag, agent or profile, bad hangar.yaml
+  ${EXIT.awaitingConfirmation}    the run proposed writes and waits: hangar actions confirm|reject ID
+  ${EXIT.cancelled}  the run was cancelled (Ctrl-C, hangar runs cancel)`
+
 export function registerRunCommand(
   program: Command,
   io: CliIo,
@@ -204,7 +213,10 @@ export function registerRunCommand(
     )
     .option('--model <model>', 'the model to ask for')
     .option('--cwd <dir>', 'where the agent works (default: the current directory)')
-    .option('--isolate', 'work in a fresh git worktree instead of in place')
+    .option(
+      '--isolate',
+      'work in a one-off workspace under the data dir: a detached git worktree of HEAD, or outside git a full copy of the directory (node_modules too); it stays until hangar workspaces remove ID',
+    )
     .option('--json', 'print one event envelope per line')
     .option('--yes', 'approve safe_* proposals without asking (built-in agent)')
     .option('--resume <runId>', "continue that run's agent session")
@@ -212,6 +224,7 @@ export function registerRunCommand(
       '--timeout <duration>',
       "stop the run after this long, e.g. 90s, 30m, 2h or off (default: the profile's timeout, 60m)",
     )
+    .addHelpText('after', RUN_EXIT_CODES_HELP)
     .action(async (words: string[], options: RunOptions) => {
       if (options.timeout !== undefined) parseLimitDuration(options.timeout, '--timeout')
       const prompt = await readPrompt(io, words)

@@ -3,12 +3,13 @@ import type { Command } from 'commander'
 import { processAlive } from '../../adapters/supervisor.js'
 import { AppError } from '../../core/errors.js'
 import { RUN_STATUSES } from '../../core/events.js'
-import type { UsageTotals } from '../../core/events.js'
+import type { CostSource, UsageTotals } from '../../core/events.js'
+import { describeRunCost } from '../../core/usage-cost.js'
 import type { ProxyRequestRecord } from '../../store/repositories/proxy-requests-repository.js'
 import type { Run } from '../../store/repositories/runs-repository.js'
 import { type GlobalOptions, resolveDataDir, withRuntime } from '../context.js'
 import { connectDaemon } from '../daemon-client.js'
-import { type CliIo, formatTable, printJson, usageError } from '../output.js'
+import { type CliIo, cliDollars, formatTable, printJson, usageError } from '../output.js'
 
 function duration(run: Run): string | null {
   if (!run.startedAt) return null
@@ -17,12 +18,25 @@ function duration(run: Run): string | null {
   return seconds < 120 ? `${seconds}s` : `${Math.round(seconds / 60)}m`
 }
 
-function formatUsage(usage: UsageTotals): string {
+/** A run's cost: `$0.1234`, `$0.1234 (agent)` when the agent reported it, or `unknown`. */
+function runCost(run: Pick<Run, 'usage' | 'costUsd'>): string {
+  return describeRunCost(run.costUsd ?? run.usage?.costUsd, run.usage?.costSource, cliDollars)
+}
+
+/** Tokens in the compact form of a table cell: 1234 → 1.2k, 3400000 → 3.4M. */
+function compactTokens(usage: UsageTotals | null): string | null {
+  if (!usage) return null
+  const total = usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens
+  if (total < 1000) return String(total)
+  return total < 1_000_000 ? `${(total / 1000).toFixed(1)}k` : `${(total / 1_000_000).toFixed(1)}M`
+}
+
+function formatUsage(usage: UsageTotals, costSource: CostSource | undefined = usage.costSource): string {
   const cache = usage.cacheReadTokens || usage.cacheWriteTokens
   return [
     `${usage.inputTokens} in / ${usage.outputTokens} out`,
     cache ? ` / cache ${usage.cacheReadTokens} read, ${usage.cacheWriteTokens} written` : '',
-    usage.costUsd !== undefined ? ` / $${usage.costUsd.toFixed(4)}` : '',
+    ` / ${describeRunCost(usage.costUsd, costSource, cliDollars)}`,
   ].join('')
 }
 
@@ -37,7 +51,8 @@ function formatProxyRequest(request: ProxyRequestRecord): string {
     String(request.status),
     request.model ?? '-',
     `${request.durationMs} ms`,
-    formatUsage(request.usage),
+    // A request is priced by the proxy or not at all.
+    formatUsage(request.usage, request.usage.costUsd === undefined ? 'unknown' : 'proxy'),
     feeds.length ? `feeds: ${feeds.join(', ')}` : 'no feeds',
   ].join('  ')
 }
@@ -66,13 +81,16 @@ export function registerRunsCommand(program: Command, io: CliIo, globals: () => 
       if (options.json) return printJson(io, list)
       io.stdout.write(
         formatTable(
-          ['ID', 'STATUS', 'AGENT', 'CREATED', 'TOOK', 'REASON'],
+          ['ID', 'STATUS', 'AGENT', 'CREATED', 'TOOK', 'TOKENS', 'COST', 'REASON'],
           list.map((run) => [
             run.id,
             run.status,
             run.agent,
             run.createdAt.slice(0, 19),
             duration(run),
+            compactTokens(run.usage),
+            // A run that has not ended has no cost yet ("-"); an ended one without a price says unknown.
+            run.usage ? runCost(run) : null,
             run.reason?.slice(0, 60),
           ]),
         ),
@@ -109,7 +127,7 @@ export function registerRunsCommand(program: Command, io: CliIo, globals: () => 
         session: run.sessionId,
         continues: run.continues,
         finalize: run.workspaceFinalize
-          ? `${run.workspaceFinalize}${run.finalizeReason ? ` (${run.finalizeReason}; retry: hangar runs finalize ${run.id})` : ''}`
+          ? `${run.workspaceFinalize}${run.finalizeReason ? `: ${run.finalizeReason}; retry with hangar runs finalize ${run.id}` : ''}`
           : null,
         usage: run.usage ? formatUsage(run.usage) : null,
       })) {

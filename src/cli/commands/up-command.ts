@@ -160,15 +160,47 @@ async function serveUntilStopped(
   if (recoveredActions > 0)
     say(`Marked ${recoveredActions} action(s) left applying by an earlier daemon as failed (interrupted).`)
   if (orphanWorkspaces > 0) say(`Removed ${orphanWorkspaces} workspace(s) of deleted conversations.`)
-  await runtime.heartbeat.start(server.url)
-  runtime.scheduler.start()
-  // SSH work a crash left on a host (runs interrupted above, or by another node): brought back now.
-  runtime.finalizeRecovery.start()
-  const detection = await runtime.detectAgents()
-  for (const adapter of detection.adapters) say(describeDetection(adapter))
-  // The owner's view of the built-in agent: ready, or what provider it needs.
-  say(describeBuiltin(await runtime.builtinReadiness(runtime.owner.id)))
-  say(describeDetectionSource(detection))
+  // Ctrl-C from here on is a clean stop, even while the services start or the agents are detected
+  // (probing seven CLIs takes seconds): daemon.json is removed and the CLI session revoked.
+  const startup = (async () => {
+    await runtime.heartbeat.start(server.url)
+    runtime.scheduler.start()
+    // SSH work a crash left on a host (runs interrupted above, or by another node): brought back now.
+    runtime.finalizeRecovery.start()
+  })()
+  let stopping = false
+  const stopped = new Promise<void>((resolve) => {
+    signals.onShutdown((signal) => {
+      if (stopping) return
+      stopping = true
+      say(`Stopping (${signal}): cancelling the runs this daemon executes…`)
+      void (async () => {
+        await startup.catch(() => {})
+        await runtime.scheduler.stop()
+        await runtime.finalizeRecovery.stop()
+        await runtime.heartbeat.stop()
+        await server.close()
+        clearInterval(renewal)
+        for (const token of cliTokens) await revokeCliSession(runtime, token)
+        await removeDaemonFile(runtime.dataDir, bootId)
+        await runtime.close()
+        say('✓ stopped')
+        resolve()
+      })()
+    })
+  })
+  await startup
+  const detection = await runtime.detectAgents().catch((error: unknown) => {
+    if (!stopping) runtime.log.error('agent detection failed', { error })
+    return undefined
+  })
+  if (!stopping && detection) {
+    for (const adapter of detection.adapters) say(describeDetection(adapter))
+    // The owner's view of the built-in agent: ready, or what provider it needs.
+    const builtin = await runtime.builtinReadiness(runtime.owner.id).catch(() => undefined)
+    if (builtin && !stopping) say(describeBuiltin(builtin))
+    say(describeDetectionSource(detection))
+  }
   signals.onReload(() => {
     void runtime.detectAgents({ refresh: true }).then(
       (fresh) => {
@@ -178,26 +210,7 @@ async function serveUntilStopped(
       (error: unknown) => runtime.log.error('agent detection failed', { error }),
     )
   })
-
-  await new Promise<void>((resolve) => {
-    let stopping = false
-    signals.onShutdown((signal) => {
-      if (stopping) return
-      stopping = true
-      runtime.log.info('stopping', { signal })
-      void (async () => {
-        await runtime.scheduler.stop()
-        await runtime.finalizeRecovery.stop()
-        await runtime.heartbeat.stop()
-        await server.close()
-        clearInterval(renewal)
-        for (const token of cliTokens) await revokeCliSession(runtime, token)
-        await removeDaemonFile(runtime.dataDir, bootId)
-        await runtime.close()
-        resolve()
-      })()
-    })
-  })
+  await stopped
 }
 
 /** Signs a CLI session out; one already expired or revoked (or from another store) is left as it is. */

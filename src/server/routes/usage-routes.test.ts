@@ -17,6 +17,8 @@ interface UsageBody {
   groups: {
     key: string
     costUsd: number
+    agentCostUsd?: number
+    unpriced?: number
     inputTokens: number
     byAgent?: Record<string, { costUsd: number; tokens: number }>
   }[]
@@ -96,6 +98,36 @@ describe('GET /api/usage', () => {
     ])
   })
 
+  // A proxied run on a model missing from the price table showed "$0.00" in Usage although its agent
+  // reported what it cost: the agent's figure counts (once), and what nobody priced is counted apart.
+  it("counts an agent's own cost for runs the proxy could not price, and what nobody priced as unpriced", async () => {
+    const scope = testStore.store.forUser(owner.id)
+    const now = new Date().toISOString()
+    const agentCosted = await scope.runs.create({
+      agent: 'coder',
+      adapter: 'claude-code',
+      prompt: 'p',
+      cwd: '/w',
+    })
+    const usage = { inputTokens: 20, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 }
+    await scope.runs.update(agentCosted.id, {
+      usage: { ...usage, costUsd: 0.9, costSource: 'agent' },
+      costUsd: 0.9,
+    })
+    const record = (id: string, costUsd: number | null, runId: string | null) =>
+      scope.proxyRequests.record(proxyRequestRow({ id, profile: 'coder', startedAt: now, costUsd, runId }))
+    await record('q1', null, agentCosted.id)
+    await record('q2', 0.1, agentCosted.id)
+    await record('q3', null, null)
+    const unpricedRun = await scope.runs.create({ agent: 'coder', adapter: 'codex', prompt: 'p', cwd: '/w' })
+    await scope.runs.update(unpricedRun.id, { usage: { ...usage, costSource: 'unknown' } })
+
+    const { body } = await get('?groupBy=agent')
+    const coder = body.groups.find((group) => group.key === 'coder')
+    expect(coder).toMatchObject({ costUsd: 0.9, agentCostUsd: 0.9, unpriced: 2, requests: 3, runs: 2 })
+    expect(coder!.inputTokens).toBe(50)
+  })
+
   it('defaults to the last 30 days by day', async () => {
     const { body } = await get()
     expect(body.groups).toHaveLength(30)
@@ -137,7 +169,7 @@ describe('GET /api/usage', () => {
     const long = await get('?from=2020-01-01&to=2026-01-01')
     expect(long.status).toBe(400)
     expect(long.body.error?.message).toBe(
-      'a range of 2193 days is too long to group by day (at most 366) (narrow from/to, or use groupBy=agent)',
+      'a range of 2193 days is too long to group by day (at most 366); narrow from/to, or use groupBy=agent',
     )
     expect((await get('?from=2020-01-01&to=2026-01-01&groupBy=agent')).status).toBe(200)
   })

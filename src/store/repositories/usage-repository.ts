@@ -1,6 +1,9 @@
 // Usage over time, per agent and UTC day, for GET /api/usage. Two sources, never counted twice: every
 // request the proxy metered (runs and `hangar env` tokens alike), and the runs that were not proxied but
-// reported their own usage. `substr(…, 1, 10)` of an ISO-8601 UTC timestamp is its day on both engines.
+// reported their own usage. A proxied run whose cost is the agent's own figure (the proxy could not price
+// all of its requests) counts that figure once, not its requests' costs. A request or run nobody priced
+// counts in `unpriced`, never as $0. `substr(…, 1, 10)` of an ISO-8601 UTC timestamp is its day on both
+// engines.
 import type { UsageNumbers } from '../../core/api-types.js'
 import type { UsageTotals } from '../../core/events.js'
 import { fromJson, type RepositoryContext, toCount } from './context.js'
@@ -22,6 +25,8 @@ export const zeroUsage = (): UsageSums => ({
   cacheReadTokens: 0,
   cacheWriteTokens: 0,
   costUsd: 0,
+  agentCostUsd: 0,
+  unpriced: 0,
   requests: 0,
 })
 
@@ -32,6 +37,8 @@ export function addUsage(target: UsageSums, source: UsageSums): void {
   target.cacheReadTokens += source.cacheReadTokens
   target.cacheWriteTokens += source.cacheWriteTokens
   target.costUsd += source.costUsd
+  target.agentCostUsd += source.agentCostUsd
+  target.unpriced += source.unpriced
   target.requests += source.requests
 }
 
@@ -40,38 +47,29 @@ export function createUsageRepository(context: RepositoryContext, userId: string
   return {
     /** Cells of the usage between `from` and `to` (ISO-8601, both inclusive), in no particular order. */
     async cells(range: { from: string; to: string }): Promise<UsageCell[]> {
+      // Per run (null: a `hangar env` token's requests), so a run costed by its agent can be told apart.
       const proxied = await db
         .selectFrom('proxy_requests')
         .select((eb) => [
           'profile',
+          'run_id',
           eb.fn<string>('substr', ['started_at', eb.val(1), eb.val(10)]).as('day'),
           eb.fn.sum<number>('input_tokens').as('input'),
           eb.fn.sum<number>('output_tokens').as('output'),
           eb.fn.sum<number>('cache_read_tokens').as('cacheRead'),
           eb.fn.sum<number>('cache_write_tokens').as('cacheWrite'),
           eb.fn.sum<number>('cost_usd').as('cost'),
+          eb.fn.count<number>('cost_usd').as('priced'),
           eb.fn.countAll<number>().as('requests'),
         ])
         .where('user_id', '=', userId)
         .where('status', '<', 400)
         .where('started_at', '>=', range.from)
         .where('started_at', '<=', range.to)
-        .groupBy(['profile', 'day'])
+        .groupBy(['profile', 'run_id', 'day'])
         .execute()
-      const proxiedRuns = await db
-        .selectFrom('proxy_requests')
-        .select((eb) => [
-          'profile',
-          'run_id',
-          eb.fn<string>('substr', ['started_at', eb.val(1), eb.val(10)]).as('day'),
-        ])
-        .distinct()
-        .where('user_id', '=', userId)
-        .where('status', '<', 400)
-        .where('run_id', 'is not', null)
-        .where('started_at', '>=', range.from)
-        .where('started_at', '<=', range.to)
-        .execute()
+      const proxiedRunIds = [...new Set(proxied.flatMap((row) => (row.run_id ? [row.run_id] : [])))]
+      const agentCosted = await agentCostedRuns(proxiedRunIds)
       // Runs the proxy never saw: their totals are what the agent itself reported.
       const unproxied = await db
         .selectFrom('runs')
@@ -99,26 +97,61 @@ export function createUsageRepository(context: RepositoryContext, userId: string
         }
         return cell
       }
+      const costedOnce = new Set<string>()
       for (const row of proxied) {
-        addUsage(cellOf(row.profile, row.day), {
+        const cell = cellOf(row.profile, row.day)
+        const requests = toCount(row.requests)
+        const agentCost = row.run_id ? agentCosted.get(row.run_id) : undefined
+        // An agent-costed run's figure covers all of its requests: counted once, on its first day here.
+        const cost =
+          agentCost === undefined ? Number(row.cost ?? 0) : costedOnce.has(row.run_id!) ? 0 : agentCost
+        if (agentCost !== undefined) costedOnce.add(row.run_id!)
+        addUsage(cell, {
           inputTokens: toCount(row.input),
           outputTokens: toCount(row.output),
           cacheReadTokens: toCount(row.cacheRead),
           cacheWriteTokens: toCount(row.cacheWrite),
-          costUsd: Number(row.cost ?? 0),
-          requests: toCount(row.requests),
+          costUsd: cost,
+          agentCostUsd: agentCost === undefined ? 0 : cost,
+          unpriced: agentCost === undefined ? requests - toCount(row.priced) : 0,
+          requests,
         })
+        if (row.run_id && !cell.runIds.includes(row.run_id)) cell.runIds.push(row.run_id)
       }
-      for (const row of proxiedRuns) cellOf(row.profile, row.day).runIds.push(row.run_id!)
       for (const row of unproxied) {
         const usage = fromJson<UsageTotals>(row.usage)
         if (!usage) continue
         const cell = cellOf(row.agent, row.created_at.slice(0, 10))
-        addUsage(cell, { ...usage, costUsd: row.cost_usd ?? usage.costUsd ?? 0, requests: 0 })
+        const cost = row.cost_usd ?? usage.costUsd
+        addUsage(cell, {
+          ...usage,
+          costUsd: cost ?? 0,
+          agentCostUsd: cost ?? 0,
+          unpriced: cost === undefined ? 1 : 0,
+          requests: 0,
+        })
         cell.runIds.push(row.id)
       }
       return [...cells.values()]
     },
+  }
+
+  /** Proxied runs whose cost is their agent's own figure (costSource "agent"), by id. */
+  async function agentCostedRuns(runIds: string[]): Promise<Map<string, number>> {
+    const costed = new Map<string, number>()
+    // In slices: an IN list stays well under both engines' limits on bound parameters.
+    for (let index = 0; index < runIds.length; index += 500) {
+      const rows = await db
+        .selectFrom('runs')
+        .select(['id', 'usage', 'cost_usd'])
+        .where('user_id', '=', userId)
+        .where('id', 'in', runIds.slice(index, index + 500))
+        .where('cost_usd', 'is not', null)
+        .execute()
+      for (const row of rows)
+        if (fromJson<UsageTotals>(row.usage)?.costSource === 'agent') costed.set(row.id, Number(row.cost_usd))
+    }
+    return costed
   }
 }
 

@@ -9,6 +9,7 @@ import { api } from '../lib/api'
 import { formatTokens, formatUsd, formatWhen, runDuration, totalTokens } from '../lib/format'
 import { continuationOf, isDecidedRun, shownStatus } from '../lib/decided'
 import { canResume, resumeRun } from '../lib/resume'
+import { describeRunCost } from '../../../src/core/usage-cost'
 import { Link } from '../lib/router'
 import type { Run, RunStatus } from '../lib/types'
 import { useAgents } from '../lib/use-agents'
@@ -135,7 +136,11 @@ export function RunsPage() {
                 <td className="nowrap">{formatWhen(run.startedAt ?? run.createdAt)}</td>
                 <td className="nowrap">{runDuration(run)}</td>
                 <td>{run.usage ? formatTokens(totalTokens(run.usage)) : '—'}</td>
-                <td>{formatUsd(run.costUsd ?? run.usage?.costUsd)}</td>
+                <td>
+                  {run.usage
+                    ? describeRunCost(run.costUsd ?? run.usage.costUsd, run.usage.costSource, formatUsd)
+                    : '—'}
+                </td>
                 <td className="path-cell" title={run.cwd}>
                   <code>{run.cwd.split('/').slice(-2).join('/')}</code>
                   {run.workspaceFinalize === 'failed' ? (

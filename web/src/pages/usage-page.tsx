@@ -2,6 +2,7 @@
 // profile is to its limit — from GET /api/usage.
 import { useMemo, useState } from 'react'
 import { BarChart, type BarDatum } from '../components/bar-chart'
+import { describeCostSummary } from '../../../src/core/usage-cost'
 import { formatTokens, formatUsd } from '../lib/format'
 import type { UsageResponse } from '../lib/types'
 import { useResource } from '../lib/use-resource'
@@ -70,7 +71,7 @@ export function UsagePage() {
       {total && (
         <div className="stats">
           <div className="stat">
-            <span className="stat-value">{formatUsd(total.costUsd)}</span>
+            <span className="stat-value">{describeCostSummary(total, formatUsd)}</span>
             <span className="muted small">cost</span>
           </div>
           <div className="stat">
@@ -115,7 +116,7 @@ export function UsagePage() {
               {(perAgent.data?.groups ?? []).map((group) => (
                 <tr key={group.key}>
                   <td>{group.key}</td>
-                  <td>{formatUsd(group.costUsd)}</td>
+                  <td>{describeCostSummary(group, formatUsd)}</td>
                   <td>{formatTokens(group.inputTokens)}</td>
                   <td>{formatTokens(group.outputTokens)}</td>
                   <td>{formatTokens(group.cacheReadTokens)}</td>
