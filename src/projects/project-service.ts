@@ -8,6 +8,7 @@ import { AppError } from '../core/errors.js'
 import type { Project } from '../core/api-types.js'
 import type { Store } from '../store/store.js'
 import { isInside } from '../workspaces/allowed-roots.js'
+import { gitRoot } from '../workspaces/git.js'
 import { BUSY_RUN_STATUSES } from '../workspaces/workspace-service.js'
 import { assertProjectName, checkProjectDirectory, nameFromDirectory, uniqueName } from './project-paths.js'
 
@@ -134,6 +135,18 @@ export function createProjectService(options: ProjectServiceOptions) {
       }
       await audit(userId, actor, 'project.add', project)
       return { ...project, members: [] }
+    },
+
+    /**
+     * `hangar up`'s offer on a first start: the daemon's directory, when it is a git repository, becomes
+     * the first project — unless projects were ever added or removed (a removal is not undone).
+     */
+    async offerFirst(userId: string, actor: string, directory: string): Promise<Project | null> {
+      if ((await store.projects.list()).length > 0 || !(await gitRoot(directory))) return null
+      const audit = store.forUser(userId).audit
+      for (const action of ['project.add', 'project.remove'])
+        if ((await audit.list({ action, limit: 1 })).length > 0) return null
+      return this.add(userId, actor, { path: directory })
     },
 
     async update(

@@ -60,6 +60,15 @@ async function runOnce(
       throw error
     })
   const owner = runtime.owner
+  // `hangar run` is the owner's, in place where it is run: inside a project, or anywhere allowed.
+  const project = await runtime.projects.containing(cwd)
+  if (!options.json) {
+    io.stderr.write(
+      project
+        ? `In project ${project.name} (${project.path})\n`
+        : `Owner run outside any project, in ${cwd}\n`,
+    )
+  }
   const runs = runtime.store.forUser(owner.id).runs
   const found = options.resume ? await runs.get(options.resume) : undefined
   if (options.resume && !found)
@@ -119,6 +128,7 @@ async function runOnce(
       model: model ?? null,
       prompt,
       cwd: workspace,
+      projectId: project?.id ?? null,
       ...(previous && { continues: previous.id }),
     },
     (envelopes) => envelopes.forEach(printer),
