@@ -9,13 +9,17 @@ import { readJsonBody } from '../request-body.js'
 
 const agentName = z.string().trim().min(1).max(100)
 
-const createSchema = z.strictObject({
-  path: z.string().min(1, 'give the directory to register').max(4096),
+export const projectCreateSchema = z.strictObject({
+  path: z
+    .string()
+    .min(1, 'give the directory to register')
+    .max(4096)
+    .describe("An absolute path of an existing directory on the daemon's host, outside the data dir"),
   name: z.string().min(1).max(64).optional(),
   defaultAgent: agentName.optional(),
 })
 
-const updateSchema = z.strictObject({
+export const projectUpdateSchema = z.strictObject({
   name: z.string().min(1).max(64).optional(),
   defaultAgent: agentName.nullable().optional(),
 })
@@ -36,13 +40,13 @@ export function registerProjectRoutes(
 
   app.post('/api/projects', async (context) => {
     const principal = context.get('principal')
-    const body = await readJsonBody(context, createSchema)
+    const body = await readJsonBody(context, projectCreateSchema)
     return context.json(await projects.add(principal.user.id, actorOf(principal), body), 201)
   })
 
   app.patch('/api/projects/:id', async (context) => {
     const principal = context.get('principal')
-    const body = await readJsonBody(context, updateSchema)
+    const body = await readJsonBody(context, projectUpdateSchema)
     return context.json(
       await projects.update(principal.user.id, actorOf(principal), context.req.param('id'), body),
     )
