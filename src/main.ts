@@ -296,7 +296,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       nodeId: info.nodeId,
       log: log.child({ component: 'workspaces' }),
     })
-    const workspacePolicy = createWorkspacePolicy({ store, roots: allowedRoots, workspaces })
+    const workspacePolicy = createWorkspacePolicy({ store, roots: allowedRoots, workspaces, projects })
     const actions = createActionsService({
       store,
       tools,

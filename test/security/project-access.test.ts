@@ -124,6 +124,10 @@ describe.each(STORE_ENGINES)('project access of members ($name)', { timeout: 120
     const byCwd = await startRun({ cwd: secret.path })
     expect(byCwd.isError).toBe(true)
     expect(byCwd.text).toContain('is not granted to you')
+    // The MCP workspace tools work in a worktree of the daemon's directory, which is no project of hers.
+    const files = await mcp.callTool({ name: 'list_files', arguments: {} })
+    expect(files.isError).toBe(true)
+    expect(JSON.stringify(files.content)).toContain('is in no project granted to you')
     const listed = await mcp.callTool({ name: 'list_projects', arguments: {} })
     const text = (listed.content as { text?: string }[]).map((block) => block.text ?? '').join('\n')
     expect(text).toContain(granted.id)
