@@ -320,6 +320,7 @@ export async function queueContinuation(
     prompt: '',
     cwd: previous.cwd,
     conversationId: previous.conversationId,
+    projectId: previous.projectId,
     continues: previous.id,
   })
   deps.scheduler.kick()

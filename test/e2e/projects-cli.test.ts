@@ -138,7 +138,18 @@ describe.each(STORE_ENGINES)('hangar projects ($name)', { timeout: 120_000 }, (e
     // No agent can start here (none installed, no key): what matters is the line before it.
     const inProject = await hangar(['run', '--agent', 'builtin', 'hello'], repo)
     expect(inProject.stderr).toContain(`In project repo (${repo})`)
+    const runs = JSON.parse((await hangar(['runs', 'list', '--json'])).stdout) as {
+      projectId: string | null
+    }[]
+    const projectId = (
+      JSON.parse((await hangar(['projects', 'list', '--json'])).stdout) as { projects: Project[] }
+    ).projects[0]!.id
+    expect(runs.map((run) => run.projectId)).toEqual([projectId])
     const notInProject = await hangar(['run', '--agent', 'builtin', 'hello'], outside)
     expect(notInProject.stderr).toContain(`Owner run outside any project, in ${outside}`)
+    const after = JSON.parse((await hangar(['runs', 'list', '--json'])).stdout) as {
+      projectId: string | null
+    }[]
+    expect(after.map((run) => run.projectId)).toEqual([null, projectId])
   })
 })
