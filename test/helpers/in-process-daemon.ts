@@ -15,6 +15,8 @@ export interface InProcessDaemon {
   url: string
   root: string
   dataDir: string
+  /** The store's URL ('' = SQLite in dataDir), for another runtime sharing it. */
+  databaseUrl: string
   /** The daemon's own directory: a git repository with one commit. */
   daemonDir: string
   /** A PAT of the user (api scope). */
@@ -41,9 +43,10 @@ export async function startInProcessDaemon(engine: StoreEngine, prefix: string):
   const daemonDir = path.join(root, 'daemon-dir')
   await mkdir(daemonDir)
   gitRepo(daemonDir)
+  const databaseUrl = engine.name === 'postgres' ? await freshPostgresUrl() : ''
   const runtime = await createRuntime({
     dataDir,
-    databaseUrl: engine.name === 'postgres' ? await freshPostgresUrl() : undefined,
+    databaseUrl: databaseUrl || undefined,
     config: parseConfig(''),
     projectDir: daemonDir,
     env: cleanEnv({ PATH: [path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'), HOME: root }),
@@ -60,6 +63,7 @@ export async function startInProcessDaemon(engine: StoreEngine, prefix: string):
     url: server.url,
     root,
     dataDir,
+    databaseUrl,
     daemonDir,
     tokenFor,
     api,
