@@ -146,7 +146,13 @@ export function createProjectService(options: ProjectServiceOptions) {
       const audit = store.forUser(userId).audit
       for (const action of ['project.add', 'project.remove'])
         if ((await audit.list({ action, limit: 1 })).length > 0) return null
-      return this.add(userId, actor, { path: directory })
+      try {
+        return await this.add(userId, actor, { path: directory })
+      } catch (error) {
+        // Another daemon starting on the same store registered it first.
+        if (error instanceof AppError && error.code === 'conflict') return null
+        throw error
+      }
     },
 
     async update(
