@@ -127,7 +127,7 @@ export async function loadAllowedRoots(options: AllowedRootsOptions): Promise<Al
         )
       }
       if (roots.some((root) => isInside(root, real))) return real
-      const allowed = [...roots, ...((await options.projectRoots?.()) ?? [])]
+      const allowed = [...new Set([...roots, ...((await options.projectRoots?.()) ?? [])])]
       if (!allowed.some((root) => isInside(root, real))) {
         const shown = real === absolute ? absolute : `${absolute} (${real})`
         throw refusal(
