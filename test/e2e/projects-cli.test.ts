@@ -105,8 +105,8 @@ describe.each(STORE_ENGINES)('hangar projects ($name)', { timeout: 120_000 }, (e
   })
 
   it('hangar up offers its git repository as the first project, once', async () => {
-    async function up(): Promise<string> {
-      const { io: cliIo, out } = io(repo)
+    async function up(cwd = repo): Promise<string> {
+      const { io: cliIo, out } = io(cwd)
       let stop: ((signal: string) => void) | undefined
       const running = runCli([...globals, 'up', '--port', '0'], cliIo, {
         onShutdown: (handler) => (stop = handler),
@@ -120,6 +120,8 @@ describe.each(STORE_ENGINES)('hangar projects ($name)', { timeout: 120_000 }, (e
       expect(await running).toBe(0)
       return out.stdout
     }
+    // Outside git there is nothing to offer.
+    expect(await up(work)).not.toContain('Added project')
     const first = await up()
     expect(first).toContain(`Added project repo (${repo}); \`hangar projects remove repo\` to undo`)
     expect((await hangar(['projects', 'list'])).stdout).toContain(repo)
