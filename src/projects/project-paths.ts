@@ -27,6 +27,7 @@ export function nameFromDirectory(directory: string): string {
     .replace(/[^A-Za-z0-9._-]+/g, '-')
     .replace(/^[^A-Za-z0-9]+/, '')
     .slice(0, 64)
+    .replace(/-+$/, '')
   return cleaned || 'project'
 }
 
