@@ -234,7 +234,19 @@ const OPERATIONS: Operation[] = [
     summary:
       "Bring a run's changes back from its SSH target: a failed finalize, or a pending one (interrupted run)",
   },
-  { method: 'get', path: '/api/conversations', summary: 'Conversations (filter: search)' },
+  {
+    method: 'get',
+    path: '/api/conversations',
+    summary: 'Conversations of the caller, most recently updated first',
+    query: [
+      {
+        name: 'search',
+        description: 'Only titles containing this (case-insensitive)',
+        schema: { type: 'string' },
+      },
+      { name: 'projectId', description: 'Only conversations of this project', schema: { type: 'string' } },
+    ],
+  },
   {
     method: 'post',
     path: '/api/conversations',

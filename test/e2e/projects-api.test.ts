@@ -196,6 +196,10 @@ describe.each(STORE_ENGINES)('projects over REST ($name)', { timeout: 120_000 },
       await daemon.runtime.scheduler.cancel(daemon.runtime.owner.id, message.json.id)
     }
     expect(existsSync(path.join(daemon.dataDir, 'workspaces'))).toBe(true)
+    // The project switcher's list: one project's conversations.
+    const listed = await api<Conversation[]>('GET', `/api/conversations?projectId=${projects.folder!.id}`)
+    expect(listed.json.length).toBeGreaterThan(0)
+    expect(listed.json.every((conversation) => conversation.projectId === projects.folder!.id)).toBe(true)
   })
 
   it('makes registered projects allowed roots, and names the project of a run by its directory', async () => {

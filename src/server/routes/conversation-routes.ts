@@ -51,8 +51,11 @@ export function registerConversationRoutes(
 
   app.get('/api/conversations', async (context) => {
     const search = context.req.query('search')
+    const projectId = context.req.query('projectId')
     return context.json(
-      await store.forUser(context.get('principal').user.id).conversations.list(search ? { search } : {}),
+      await store
+        .forUser(context.get('principal').user.id)
+        .conversations.list({ ...(search && { search }), ...(projectId && { projectId }) }),
     )
   })
 

@@ -77,8 +77,11 @@ export function createConversationsRepository(context: RepositoryContext, userId
         .executeTakeFirst()
       return row && toConversation(row)
     },
-    async list(options: { search?: string; limit?: number } = {}): Promise<Conversation[]> {
+    async list(
+      options: { search?: string; projectId?: string; limit?: number } = {},
+    ): Promise<Conversation[]> {
       let query = db.selectFrom('conversations').selectAll().where('user_id', '=', userId)
+      if (options.projectId) query = query.where('project_id', '=', options.projectId)
       if (options.search)
         query = query.where(sql<boolean>`lower(title) like ${`%${options.search.toLowerCase()}%`}`)
       const rows = await query
