@@ -49,6 +49,7 @@ import { VERSION } from './version.js'
 import { createWorkspaceService, type WorkspaceService } from './workspaces/workspace-service.js'
 import { type AllowedRoots, loadAllowedRoots } from './workspaces/allowed-roots.js'
 import { createWorkspacePolicy, type WorkspacePolicy } from './runs/workspace-policy.js'
+import { createProjectService, type ProjectService } from './projects/project-service.js'
 
 export interface RuntimeOptions {
   dataDir: string
@@ -103,6 +104,8 @@ export interface Runtime {
   /** Where runs may work (the allowed roots, never the data dir) and who works in place. */
   readonly workspacePolicy: WorkspacePolicy
   readonly allowedRoots: AllowedRoots
+  /** Registered projects, their members, and who may work on which. */
+  readonly projects: ProjectService
   submitRun(userId: string, request: SubmitRunRequest): Promise<Run>
   /** Installed CLIs, versions and auth states (cached in the data dir for 24 h unless `refresh`). */
   detectAgents(options?: {
@@ -217,11 +220,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   })
 
   // Before anything is written: a data dir inside an allowed root would let runs read its secrets.
+  // Registered projects are allowed roots too, read from the store at each check (any node may add one).
+  let registeredProjects: ProjectService | undefined
   const allowedRoots = await loadAllowedRoots({
     projectDir: options.projectDir,
     configured: options.config.server.allowedRoots,
     dataDir: options.dataDir,
     home: env.HOME ?? os.homedir(),
+    projectRoots: async () => (registeredProjects ? registeredProjects.paths() : []),
   })
   await ensureDataDir(options.dataDir)
   // The one redactor: the logger, the store (messages, audit, action results), every event and the
@@ -238,6 +244,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       ? { vault: createVault(keyringSource.keyring) }
       : { vault: null, reason: keyringSource.reason }
     const auth = createAuthService({ store, clock })
+    const projects = createProjectService({ store, dataDir: options.dataDir })
+    registeredProjects = projects
     // Several daemons on one PostgreSQL: a proxy token revoked by any of them is forgotten by all.
     const stopProxyRevocations = await auth.listenForProxyRevocations({
       onError: (error) => log.warn('proxy-token revocations lost their connection', { error }),
@@ -296,7 +304,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       nodeId: info.nodeId,
       log: log.child({ component: 'workspaces' }),
     })
-    const workspacePolicy = createWorkspacePolicy({ store, roots: allowedRoots, workspaces })
+    const workspacePolicy = createWorkspacePolicy({ store, roots: allowedRoots, workspaces, projects })
     const actions = createActionsService({
       store,
       tools,
@@ -402,6 +410,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       builtinReadiness: builtinReadinessFor,
       workspaces,
       policy: workspacePolicy,
+      projects,
       projectDir: options.projectDir,
     })
 
@@ -433,6 +442,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       workspaces,
       workspacePolicy,
       allowedRoots,
+      projects,
       submitRun,
       detectAgents,
       builtinReadiness: builtinReadinessFor,
@@ -469,6 +479,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             adapters,
             config: options.config,
             projectDir: options.projectDir,
+            projects,
             modelProxy,
             builtinProvider,
             builtinReadiness: builtinReadinessFor,

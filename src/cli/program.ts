@@ -6,6 +6,7 @@ import { registerActionsCommand } from './commands/actions-command.js'
 import { registerAgentsCommand } from './commands/agents-command.js'
 import { registerDoctorCommand } from './commands/doctor-command.js'
 import { registerLoginCommands } from './commands/login-command.js'
+import { registerProjectsCommand } from './commands/projects-command.js'
 import { registerProxyCommands } from './commands/proxy-commands.js'
 import { registerRunCommand } from './commands/run-command.js'
 import { registerRunsCommand } from './commands/runs-command.js'
@@ -40,6 +41,7 @@ export function buildProgram(io: CliIo, options: RunOptions = {}): Command {
   registerRunCommand(program, io, globals, { onShutdown: options.onShutdown ?? (() => {}) })
   registerRunsCommand(program, io, globals)
   registerWorkspacesCommand(program, io, globals)
+  registerProjectsCommand(program, io, globals)
   registerAgentsCommand(program, io, globals)
   registerActionsCommand(program, io, globals, { onShutdown: options.onShutdown ?? (() => {}) })
   registerLoginCommands(program, io, globals)

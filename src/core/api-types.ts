@@ -43,6 +43,8 @@ export interface Run {
   usage: UsageTotals | null
   costUsd: number | null
   /** `pending`: shipped to an SSH target and not brought back yet (running, or its process died). */
+  /** The project it works on (its conversation's, or the one holding its directory); may be removed. */
+  projectId: string | null
   workspaceFinalize: 'ok' | 'failed' | 'pending' | null
   finalizeReason: string | null
   /** The status the agent reached, while a failed finalize holds the run `failed`. */
@@ -54,13 +56,35 @@ export interface Run {
   endedAt: string | null
 }
 
+/**
+ * A directory on the daemon's host that conversations and runs work on: a git repository (each
+ * conversation gets a worktree of it) or a plain folder (each conversation gets a copy).
+ */
+export interface Project {
+  /** `prj_…` */
+  id: string
+  /** Unique; letters, digits, `.`, `_` and `-`, starting with a letter or digit, at most 64. */
+  name: string
+  /** Its real path on the daemon's host. */
+  path: string
+  kind: 'git' | 'folder'
+  /** The agent its conversations start with when none is named; null: the instance default. */
+  defaultAgent: string | null
+  createdAt: string
+  /** The user ids it is granted to (the owner's view only). */
+  members?: string[]
+}
+
 export type ConversationStatus = 'idle' | 'running' | 'awaiting_confirmation'
 
 export interface Conversation {
   id: string
   title: string
   profile: string
+  /** The project's name when the conversation was made (the daemon's directory before projects). */
   project: string
+  /** The project it works on; null: made before projects existed. May name a removed project. */
+  projectId: string | null
   workspaceId: string | null
   status: ConversationStatus
   createdAt: string
@@ -75,6 +99,8 @@ export interface PendingAction {
   id: string
   runId: string | null
   conversationId: string | null
+  /** The project whose file it changes (`precondition.path` is relative to that project's workspace). */
+  projectId: string | null
   tool: string
   toolCallId: string | null
   input: unknown

@@ -4,7 +4,20 @@
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
 
 export type IdPrefix =
-  'usr' | 'pat' | 'cred' | 'prof' | 'conv' | 'msg' | 'run' | 'act' | 'aud' | 'ws' | 'ses' | 'lnk' | 'preq'
+  | 'usr'
+  | 'pat'
+  | 'cred'
+  | 'prof'
+  | 'conv'
+  | 'msg'
+  | 'run'
+  | 'act'
+  | 'aud'
+  | 'ws'
+  | 'ses'
+  | 'lnk'
+  | 'preq'
+  | 'prj'
 
 let lastTime = 0
 let lastRandom: Uint8Array = new Uint8Array(10)

@@ -348,6 +348,7 @@ export async function queueContinuation(
     prompt: '',
     cwd: previous.cwd,
     conversationId: previous.conversationId,
+    projectId: previous.projectId,
     continues: previous.id,
   })
   await noteContinuation(deps.store, userId, previous.id, continuation.id)

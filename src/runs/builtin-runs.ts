@@ -50,6 +50,8 @@ export interface BuiltinStart {
   prompt: string
   cwd: string
   project: string
+  /** The registered project it works in, if any. */
+  projectId?: string | null
   model?: string | undefined
   /** Continue the conversation of this earlier builtin run. */
   resumeRunId?: string | undefined
@@ -267,7 +269,12 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
       } else {
         const title = request.prompt.replace(/\s+/g, ' ').trim().slice(0, 80)
         conversationId = (
-          await scope.conversations.create({ title, profile: request.agent, project: request.project })
+          await scope.conversations.create({
+            title,
+            profile: request.agent,
+            project: request.project,
+            projectId: request.projectId ?? null,
+          })
         ).id
       }
       // The user message names its run, as a conversation message's does (submit-run.ts).
@@ -287,6 +294,7 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
           prompt: request.prompt,
           cwd: request.cwd,
           conversationId,
+          projectId: request.projectId ?? null,
           ...(request.resumeRunId && { continues: request.resumeRunId }),
         },
         hooks.onDelivered,
@@ -322,6 +330,7 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
           prompt: '',
           cwd: previous.cwd,
           conversationId: previous.conversationId,
+          projectId: previous.projectId,
           continues: previous.id,
         },
         hooks.onDelivered,

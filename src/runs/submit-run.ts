@@ -4,7 +4,9 @@
 // running is a conflict. A conversation's run works in the conversation's workspace (made on its first
 // message); a run without one works in place in `cwd`, or with `isolate` in a one-off workspace. `cwd`
 // must lie in an allowed root and outside the data dir (workspace-policy.ts), and only the owner works in
-// place: anyone else's run gets a one-off workspace even when it asked for none.
+// place: anyone else's run gets a one-off workspace even when it asked for none. Every run works on a
+// project the caller may use (project-service.ts): its conversation's, the one named, or the one holding
+// `cwd` — checked before anything is made, so a refused run leaves nothing behind.
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { z } from 'zod'
@@ -15,7 +17,10 @@ import { AppError } from '../core/errors.js'
 import { newId } from '../core/ids.js'
 import type { Run } from '../store/repositories/runs-repository.js'
 import type { Store } from '../store/store.js'
+import { isInside } from '../workspaces/allowed-roots.js'
 import type { PreparedWorkspace, WorkspaceService } from '../workspaces/workspace-service.js'
+import type { Project } from '../core/api-types.js'
+import type { ProjectService } from '../projects/project-service.js'
 import type { ActionsService } from './actions-service.js'
 import type { BuiltinReadiness } from './builtin-readiness.js'
 import { loadUserProfiles, type ResolvedAgent, resolveAgentOrDefault } from './resolve-agent.js'
@@ -40,6 +45,13 @@ export const submitRunSchema = z.strictObject({
     .optional()
     .describe('A one-off worktree instead of in place (always, for anyone but the owner)'),
   model: z.string().min(1).optional(),
+  projectId: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "The project to work on (prj_…); cwd is then relative to it. A conversation's run works on its own",
+    ),
   conversationId: z.string().min(1).optional(),
   dependsOn: z.array(z.string().min(1)).max(100).optional(),
   resumeRunId: z
@@ -66,6 +78,8 @@ export interface SubmitDeps {
   workspaces: Pick<WorkspaceService, 'forConversation' | 'isolated' | 'adopt' | 'remove'>
   /** Where runs may work, and who works in place. */
   policy: Pick<WorkspacePolicy, 'resolveRunDirectory' | 'worksInPlace'>
+  /** Which project a run works on, and whether its caller may use it. */
+  projects: Pick<ProjectService, 'get' | 'forRun' | 'forConversation'>
   projectDir: string
 }
 
@@ -77,15 +91,22 @@ export function createRunSubmitter(runtime: SubmitDeps) {
     const scope = store.forUser(userId)
     const resumed = submitted.resumeRunId ? await resumedRun(userId, submitted) : undefined
     const request = resumed?.request ?? submitted
-    if (request.conversationId && (request.isolate || request.cwd)) {
+    if (request.conversationId && (request.isolate || request.cwd || request.projectId)) {
       throw new AppError(
         'invalid_request',
-        `${request.isolate ? 'isolate' : 'cwd'} does not apply to a conversation's run: it works in the conversation's workspace`,
+        `${request.isolate ? 'isolate' : request.cwd ? 'cwd' : 'projectId'} does not apply to a conversation's run: it works in the conversation's workspace`,
         { hint: 'leave it out (see GET /api/workspaces for where the conversation works)' },
       )
     }
+    // A project the caller may not see is not found before anything else is looked at.
+    const named = request.projectId ? await runtime.projects.get(userId, request.projectId) : undefined
     // A resumed run works where its session's files are (checked when that run was submitted).
-    const cwd = resumed?.cwd ?? (await runtime.policy.resolveRunDirectory(request.cwd))
+    const cwd = resumed?.cwd ?? (await runtime.policy.resolveRunDirectory(request.cwd, named?.path))
+    if (named && !resumed && !isInside(named.path, cwd)) {
+      throw new AppError('invalid_request', `cwd ${cwd} is outside project ${named.name} (${named.path})`, {
+        hint: 'give a directory inside the project, relative to it',
+      })
+    }
     const inPlace = resumed ? true : !request.isolate && (await runtime.policy.worksInPlace(userId))
     for (const dependency of request.dependsOn ?? []) {
       if (!(await scope.runs.get(dependency)))
@@ -96,6 +117,14 @@ export function createRunSubmitter(runtime: SubmitDeps) {
       : undefined
     if (request.conversationId && !conversation)
       throw new AppError('not_found', `no conversation ${request.conversationId}`)
+    const project = conversation
+      ? await runtime.projects.forConversation(userId, conversation)
+      : await runtime.projects.forRun(
+          userId,
+          resumed?.previous.projectId
+            ? { projectId: resumed.previous.projectId, cwd }
+            : { projectId: named?.id, cwd },
+        )
     const { adapters } = await runtime.detectAgents()
     const agent = await resolveAgentOrDefault(request.agent ?? conversation?.profile, {
       config: runtime.config,
@@ -130,6 +159,7 @@ export function createRunSubmitter(runtime: SubmitDeps) {
     try {
       return await enqueue(userId, request, {
         conversationId: conversation?.id,
+        project,
         agent,
         workspace,
         cwd,
@@ -156,7 +186,13 @@ export function createRunSubmitter(runtime: SubmitDeps) {
     const found = await runs.get(request.resumeRunId!)
     if (!found) throw new AppError('not_found', `resumeRunId: no run ${request.resumeRunId}`)
     const previous = await releaseIfOwnerGone(runtime.runs, runs, userId, found)
-    const where = request.isolate ? 'isolate' : request.cwd ? 'cwd' : undefined
+    const where = request.isolate
+      ? 'isolate'
+      : request.cwd
+        ? 'cwd'
+        : request.projectId
+          ? 'projectId'
+          : undefined
     if (where) {
       throw new AppError(
         'invalid_request',
@@ -204,6 +240,7 @@ export function createRunSubmitter(runtime: SubmitDeps) {
     request: SubmitRunRequest,
     context: {
       conversationId: string | undefined
+      project: Project | null
       agent: ResolvedAgent
       workspace: PreparedWorkspace | undefined
       cwd: string
@@ -229,7 +266,8 @@ export function createRunSubmitter(runtime: SubmitDeps) {
         await scope.conversations.create({
           title,
           profile: agent.name,
-          project: path.basename(runtime.projectDir),
+          project: context.project?.name ?? path.basename(runtime.projectDir),
+          projectId: context.project?.id ?? null,
         })
       ).id
       await runtime.workspaces.adopt(
@@ -255,6 +293,7 @@ export function createRunSubmitter(runtime: SubmitDeps) {
       prompt: request.prompt,
       cwd: workspace?.cwd ?? context.cwd,
       conversationId: conversationId ?? null,
+      projectId: context.project?.id ?? null,
       continues: context.continues ?? null,
       dependsOn: request.dependsOn ?? [],
     })

@@ -25,6 +25,7 @@ import { type AppVariables, createAuthMiddleware } from './auth-middleware.js'
 import { type AuthRateLimiterOptions, createAuthRateLimiter } from './auth-rate-limiter.js'
 import { createHostGuard, type HttpPosture, LOOPBACK_POSTURE } from './http-posture.js'
 import { createErrorHandler, statusOf, toErrorEnvelope } from './error-envelope.js'
+import type { ProjectService } from '../projects/project-service.js'
 import { registerMcpRoutes } from './mcp/mcp-routes.js'
 import { createOpenApiDocument, renderApiDocs } from './openapi.js'
 import { payloadTooLarge } from './request-body.js'
@@ -35,6 +36,7 @@ import { registerEventRoutes } from './routes/event-routes.js'
 import { registerHealthRoutes } from './routes/health-routes.js'
 import { registerNodeRoutes } from './routes/node-routes.js'
 import { registerProfileRoutes } from './routes/profile-routes.js'
+import { registerProjectRoutes } from './routes/project-routes.js'
 import { registerRunRoutes } from './routes/run-routes.js'
 import { registerSessionRoutes } from './routes/session-routes.js'
 import { registerSettingsRoutes } from './routes/settings-routes.js'
@@ -66,6 +68,8 @@ export interface RuntimeServices {
   adapters: AdapterRegistry
   config: HangarConfig
   projectDir: string
+  /** Registered projects and who may work on which. */
+  projects: ProjectService
   /** The built-in agent's provider and model for a user with no profile, and why (never the key). */
   builtinProvider: (
     userId: string,
@@ -158,6 +162,7 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
     registerUsageRoutes(app, runDeps)
     registerNodeRoutes(app, { ...runDeps, info: deps.info })
     registerWorkspaceRoutes(app, runDeps)
+    registerProjectRoutes(app, runDeps)
     registerEventRoutes(app, { store: deps.store, bus: deps.runtime.bus, log })
   }
 

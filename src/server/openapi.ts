@@ -4,9 +4,10 @@
 import { z } from 'zod'
 import { resumeRunSchema } from '../runs/resume-run.js'
 import { submitRunSchema } from '../runs/submit-run.js'
+import { projectCreateSchema, projectUpdateSchema } from './routes/project-routes.js'
 
 interface Operation {
-  method: 'get' | 'post' | 'put' | 'delete'
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete'
   path: string
   summary: string
   body?: z.ZodType
@@ -55,6 +56,26 @@ const WORKSPACE = {
     status: { type: 'string', enum: ['active', 'removed'] },
     createdAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },
+  },
+}
+
+const PROJECT = {
+  type: 'object',
+  description:
+    "A directory of the daemon's host that conversations and runs work on: a git repository (worktrees) or a plain folder (copies).",
+  required: ['id', 'name', 'path', 'kind', 'defaultAgent', 'createdAt'],
+  properties: {
+    id: { type: 'string', description: 'prj_…' },
+    name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$' },
+    path: { type: 'string', description: 'Its real path' },
+    kind: { type: 'string', enum: ['git', 'folder'] },
+    defaultAgent: nullable('string'),
+    createdAt: { type: 'string', format: 'date-time' },
+    members: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'The user ids it is granted to (the owner’s view only)',
+    },
   },
 }
 
@@ -218,12 +239,31 @@ const OPERATIONS: Operation[] = [
     summary:
       "Bring a run's changes back from its SSH target: a failed finalize, or a pending one (interrupted run)",
   },
-  { method: 'get', path: '/api/conversations', summary: 'Conversations (filter: search)' },
+  {
+    method: 'get',
+    path: '/api/conversations',
+    summary: 'Conversations of the caller, most recently updated first',
+    query: [
+      {
+        name: 'search',
+        description: 'Only titles containing this (case-insensitive)',
+        schema: { type: 'string' },
+      },
+      { name: 'projectId', description: 'Only conversations of this project', schema: { type: 'string' } },
+    ],
+  },
   {
     method: 'post',
     path: '/api/conversations',
     summary: 'Start a conversation with an agent',
-    body: z.strictObject({ agent: z.string().optional(), title: z.string().optional() }),
+    body: z.strictObject({
+      agent: z.string().optional(),
+      title: z.string().optional(),
+      projectId: z
+        .string()
+        .optional()
+        .describe('Required once there are several projects (400 names yours); default: the only one'),
+    }),
   },
   {
     method: 'get',
@@ -375,6 +415,50 @@ const OPERATIONS: Operation[] = [
       'Remove a workspace: its files, and its branch only if Hangar created it (409 while a run uses it)',
     response: ref('WorkspaceRemoval'),
   },
+  {
+    method: 'get',
+    path: '/api/projects',
+    summary: 'The projects the caller may use (the owner: all, with their members)',
+    response: {
+      type: 'object',
+      required: ['projects'],
+      properties: { projects: { type: 'array', items: ref('Project') } },
+    },
+  },
+  {
+    method: 'post',
+    path: '/api/projects',
+    summary:
+      'Register a directory as a project (owner; 400 when missing, not a directory or the data dir; 409 when its path or name is taken)',
+    body: projectCreateSchema,
+    response: ref('Project'),
+  },
+  { method: 'get', path: '/api/projects/{id}', summary: 'One project', response: ref('Project') },
+  {
+    method: 'patch',
+    path: '/api/projects/{id}',
+    summary: 'Rename a project or change its default agent (owner)',
+    body: projectUpdateSchema,
+    response: ref('Project'),
+  },
+  {
+    method: 'delete',
+    path: '/api/projects/{id}',
+    summary:
+      'Unregister a project (owner; 204; its files stay; 409 while one of its runs is going; its conversations stay readable)',
+  },
+  {
+    method: 'put',
+    path: '/api/projects/{id}/members/{userId}',
+    summary: 'Grant a project to a member (owner)',
+    response: ref('Project'),
+  },
+  {
+    method: 'delete',
+    path: '/api/projects/{id}/members/{userId}',
+    summary: 'Revoke a project from a member (owner)',
+    response: ref('Project'),
+  },
   { method: 'post', path: '/api/mcp', summary: 'MCP Streamable HTTP endpoint (stateless; bearer PAT only)' },
   { method: 'get', path: '/api/tokens', summary: 'Personal access tokens (session only)' },
   {
@@ -481,6 +565,7 @@ export function createOpenApiDocument(version: string): Record<string, unknown> 
       schemas: {
         Error: ERROR_ENVELOPE,
         Workspace: WORKSPACE,
+        Project: PROJECT,
         WorkspaceDetails: WORKSPACE_DETAILS,
         WorkspaceRemoval: WORKSPACE_REMOVAL,
       },

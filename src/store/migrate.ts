@@ -11,6 +11,7 @@ import * as nodes from './migrations/0006-nodes.js'
 import * as runPinnedNode from './migrations/0007-run-pinned-node.js'
 import * as actionApplying from './migrations/0008-action-applying.js'
 import * as builtinSettings from './migrations/0009-builtin-settings.js'
+import * as projects from './migrations/0010-projects.js'
 import type { Database } from './schema.js'
 
 export const MIGRATIONS: Record<string, Migration> = {
@@ -23,6 +24,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0007-run-pinned-node': runPinnedNode,
   '0008-action-applying': actionApplying,
   '0009-builtin-settings': builtinSettings,
+  '0010-projects': projects,
 }
 
 export async function migrateToLatest(db: Kysely<Database>, engine: 'sqlite' | 'postgres'): Promise<void> {

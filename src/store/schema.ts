@@ -87,6 +87,8 @@ export interface ConversationsTable {
   profile: string
   project: string
   workspace_id: string | null
+  /** The project it works on; may name a removed project. Null: made before projects (the daemon's). */
+  project_id: string | null
   status: 'idle' | 'running' | 'awaiting_confirmation'
   created_at: string
   updated_at: string
@@ -137,6 +139,8 @@ export interface RunsTable {
   agent_status: string | null
   /** JSON of what a retried finalize needs (the SSH sync state), or null. */
   workspace_sync: string | null
+  /** The project it works on (its conversation's, or the one holding its directory), or null. */
+  project_id: string | null
   created_at: string
   started_at: string | null
   ended_at: string | null
@@ -182,6 +186,8 @@ export interface PendingActionsTable {
   applying_boot_id: string | null
   /** While `applying` a command: its process group, recorded before the command starts. */
   apply_pgid: number | null
+  /** The project whose file it changes (its conversation's or run's), or null. */
+  project_id: string | null
 }
 
 export interface AuditEventsTable {
@@ -252,6 +258,23 @@ export interface NodesTable {
   stopped_at: string | null
 }
 
+/** A directory conversations and runs work on; `path` is its real path on the daemon's host. */
+export interface ProjectsTable {
+  id: string
+  name: string
+  path: string
+  kind: 'git' | 'folder'
+  default_agent: string | null
+  created_at: string
+}
+
+/** A member the owner granted a project to (the owner has every project). */
+export interface ProjectMembersTable {
+  project_id: string
+  user_id: string
+  created_at: string
+}
+
 export interface Database {
   users: UsersTable
   personal_access_tokens: PersonalAccessTokensTable
@@ -269,4 +292,6 @@ export interface Database {
   workspaces: WorkspacesTable
   proxy_requests: ProxyRequestsTable
   nodes: NodesTable
+  projects: ProjectsTable
+  project_members: ProjectMembersTable
 }

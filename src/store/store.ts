@@ -17,6 +17,7 @@ import {
   createCredentialsRepository,
 } from './repositories/credentials-repository.js'
 import { createProfilesRepository } from './repositories/profiles-repository.js'
+import { createProjectsRepository } from './repositories/projects-repository.js'
 import type { StoreNotifications } from './pg-notifications.js'
 import { createNodesRepository } from './repositories/nodes-repository.js'
 import {
@@ -53,6 +54,7 @@ export type UserScope = ReturnType<typeof createUserScope>
 function createRepositories(context: RepositoryContext) {
   return {
     users: createUsersRepository(context),
+    projects: createProjectsRepository(context),
     runQueue: createRunQueue(context),
     applyingActions: createApplyingActions(context),
     nodes: createNodesRepository(context),

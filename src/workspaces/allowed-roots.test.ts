@@ -87,4 +87,27 @@ describe('allowed-roots', () => {
     )
     expect(home.message).toContain(`is inside the allowed root ${root}`)
   })
+
+  it('asks for the registered projects at every check, and names each root once', async () => {
+    let projects: string[] = []
+    const roots = await loadAllowedRoots({
+      projectDir: project,
+      configured: [],
+      dataDir,
+      projectRoots: async () => projects,
+    })
+    const other = path.join(root, 'other')
+    expect((await refusal(roots.resolve(other))).message).toBe(
+      `cwd ${other} is outside the allowed roots: ${project}`,
+    )
+    projects = [project, other]
+    expect(await roots.resolve(other)).toBe(other)
+    projects = [project]
+    const refused = await refusal(roots.resolve(other))
+    expect(refused.message).toBe(`cwd ${other} is outside the allowed roots: ${project}`)
+    expect(refused.hint).toContain('register it as a project (hangar projects add)')
+    // The data dir stays out even when a project would hold it.
+    projects = [root]
+    expect((await refusal(roots.resolve(dataDir))).message).toContain("inside Hangar's data dir")
+  })
 })

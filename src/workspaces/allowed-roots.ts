@@ -1,5 +1,6 @@
-// Where a run may work: inside an allowed root — the daemon's project directory, plus `server.allowedRoots`
-// of hangar.yaml — and never in the data dir (its instance key, daemon.json with the CLI's session and
+// Where a run may work: inside an allowed root — the daemon's project directory, `server.allowedRoots`
+// of hangar.yaml and every registered project (read again at each check, so a project added or removed
+// through any node counts at once on all of them) — and never in the data dir (its instance key, daemon.json with the CLI's session and
 // the store are what a run there could read). Every check is on the real path, after symlinks, so
 // `../../..`, an absolute path elsewhere and a symlink in the project that points out are all refused.
 import { realpath, stat } from 'node:fs/promises'
@@ -8,7 +9,7 @@ import path from 'node:path'
 import { AppError } from '../core/errors.js'
 
 export interface AllowedRoots {
-  /** The real paths of the allowed roots, the project's first. */
+  /** The real paths of the allowed roots fixed at start-up, the project's first (registered projects apart). */
   readonly roots: readonly string[]
   /** The real path of the data dir. */
   readonly dataDir: string
@@ -27,9 +28,12 @@ export interface AllowedRootsOptions {
   dataDir: string
   /** For `~/…` entries (default: the OS's home directory). */
   home?: string
+  /** The real paths of the registered projects, asked at every check (default: none). */
+  projectRoots?: () => Promise<readonly string[]>
 }
 
-function isInside(root: string, candidate: string): boolean {
+/** True when `candidate` is `root` or lies under it (both real paths). */
+export function isInside(root: string, candidate: string): boolean {
   const relative = path.relative(root, candidate)
   return (
     relative === '' ||
@@ -45,7 +49,8 @@ async function realpathOfNearest(target: string): Promise<string> {
   return parent === target ? target : path.join(await realpathOfNearest(parent), path.basename(target))
 }
 
-const ADD_ROOT_HINT = 'add its directory to server.allowedRoots in hangar.yaml, or run in the project'
+const ADD_ROOT_HINT =
+  'register it as a project (hangar projects add), add it to server.allowedRoots in hangar.yaml, or run in the project'
 
 /**
  * Resolves the allowed roots once, at start-up. A root that does not exist, or a data dir that is inside
@@ -91,10 +96,15 @@ export async function loadAllowedRoots(options: AllowedRootsOptions): Promise<Al
     }
   }
 
-  function refusal(requested: string, message: string, hint: string = ADD_ROOT_HINT): AppError {
+  function refusal(
+    requested: string,
+    message: string,
+    hint: string = ADD_ROOT_HINT,
+    allowed: readonly string[] = roots,
+  ): AppError {
     return new AppError('invalid_request', message, {
       hint,
-      details: { cwd: requested, allowedRoots: roots },
+      details: { cwd: requested, allowedRoots: allowed },
     })
   }
 
@@ -116,12 +126,15 @@ export async function loadAllowedRoots(options: AllowedRootsOptions): Promise<Al
           'run in the project or one of server.allowedRoots',
         )
       }
-      if (!roots.some((root) => isInside(root, real))) {
+      if (roots.some((root) => isInside(root, real))) return real
+      const allowed = [...new Set([...roots, ...((await options.projectRoots?.()) ?? [])])]
+      if (!allowed.some((root) => isInside(root, real))) {
         const shown = real === absolute ? absolute : `${absolute} (${real})`
         throw refusal(
           absolute,
-          `cwd ${shown} is outside the allowed roots: ${roots.join(', ')}`,
+          `cwd ${shown} is outside the allowed roots: ${allowed.join(', ')}`,
           ADD_ROOT_HINT,
+          allowed,
         )
       }
       return real

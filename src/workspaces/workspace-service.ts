@@ -1,6 +1,6 @@
 // Workspaces as the store knows them: each conversation gets one on its first message — a worktree on
-// branch `hangar/<conversation-id>` when the project is a git repository with a commit, else a plain
-// copy — under `<data-dir>/workspaces`, and every later run of it works there again (uncommitted changes
+// branch `hangar/<conversation-id>` when its project (or, before projects, the daemon's directory) is a
+// git repository with a commit, else a plain copy — under `<data-dir>/workspaces`, and every later run of it works there again (uncommitted changes
 // included), after a check that nobody moved it to another branch. `--isolate` runs get a one-off of their
 // own. Removing one removes its files (and its branch, only if Hangar created it).
 import { randomBytes } from 'node:crypto'
@@ -149,6 +149,18 @@ export function createWorkspaceService(options: WorkspaceServiceOptions) {
     return createCopy({ projectDir: sourceDir, root, name, exclude: [options.dataDir] })
   }
 
+  /** What a conversation's workspace is made from: its project's directory (the daemon's before projects). */
+  async function sourceOf(conversation: { id: string; projectId: string | null }): Promise<string> {
+    if (!conversation.projectId) return options.projectDir
+    const project = await store.projects.get(conversation.projectId)
+    if (!project) {
+      throw new AppError('conflict', `conversation ${conversation.id} belongs to a removed project`, {
+        hint: 'start a new conversation in a registered project',
+      })
+    }
+    return project.path
+  }
+
   function uniqueName(prefix: string): string {
     return `${prefix}-${Date.now().toString(36)}${randomBytes(3).toString('hex')}`
   }
@@ -277,7 +289,7 @@ export function createWorkspaceService(options: WorkspaceServiceOptions) {
           () => false,
         )
         const name = taken ? uniqueName(conversationId) : conversationId
-        const created = await makeFiles(options.projectDir, name, {
+        const created = await makeFiles(await sourceOf(conversation), name, {
           branch: `hangar/${conversationId}`,
           ...(request.baseRef && { baseRef: request.baseRef }),
         })

@@ -36,6 +36,12 @@ const COMMANDS = [
   ['workspaces', 'list'],
   ['workspaces', 'show'],
   ['workspaces', 'remove'],
+  ['projects'],
+  ['projects', 'add'],
+  ['projects', 'list'],
+  ['projects', 'remove'],
+  ['projects', 'grant'],
+  ['projects', 'revoke'],
 ]
 
 /** One line, no stack trace: what users must see on an error. */

@@ -220,7 +220,8 @@ describe('MCP endpoint', () => {
   it('lists its tools with annotations, and commit/reject only for an approve-scoped token', async () => {
     const { tools } = await (await connect(apiToken)).listTools()
     const byName = new Map(tools.map((tool) => [tool.name, tool]))
-    const reads = 'get_run glob grep list_agents list_files list_pending_actions read_file'.split(' ')
+    const reads =
+      'get_run glob grep list_agents list_files list_pending_actions list_projects read_file'.split(' ')
     const changing = 'cancel_run delete_file edit_file run_command start_run write_file'.split(' ')
     expect([...byName.keys()].sort()).toEqual([...reads, ...changing].sort())
     for (const name of reads) expect(byName.get(name)?.annotations?.readOnlyHint, name).toBe(true)

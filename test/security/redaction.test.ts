@@ -117,6 +117,8 @@ describe('redaction of secrets an agent meets', () => {
       const auth = createAuthService({ store })
       const owner = (await store.users.findOwner())!
       const member = await store.users.create({ name: 'mallory', role: 'member' })
+      // `hangar up` made the checkout the first project; the owner lets mallory work on it (issue 20).
+      for (const project of await store.projects.list()) await store.projects.grant(project.id, member.id)
       memberToken = (
         await auth.createToken('system', member.id, { name: 'mallory', scopes: ['api', 'approve'] })
       ).token

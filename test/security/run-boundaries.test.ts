@@ -119,6 +119,12 @@ describe('run boundaries', () => {
       cwd: project,
     })
     expect(added.code, added.stderr).toBe(0)
+    // `hangar up` made the checkout the first project; the owner lets mallory work on it (issue 20).
+    const granted = await runHangar(['projects', 'grant', 'project', 'mallory', '--data-dir', dataDir], {
+      env,
+      cwd: project,
+    })
+    expect(granted.code, granted.stderr).toBe(0)
     const invite = (JSON.parse(added.stdout) as { inviteUrl: string }).inviteUrl
     const login = await fetch(`${daemon.url}/api/login`, {
       method: 'POST',

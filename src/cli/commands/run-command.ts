@@ -61,6 +61,15 @@ async function runOnce(
       throw error
     })
   const owner = runtime.owner
+  // `hangar run` is the owner's, in place where it is run: inside a project, or anywhere allowed.
+  const project = await runtime.projects.containing(cwd)
+  if (!options.json) {
+    io.stderr.write(
+      project
+        ? `In project ${project.name} (${project.path})\n`
+        : `Owner run outside any project, in ${cwd}\n`,
+    )
+  }
   const runs = runtime.store.forUser(owner.id).runs
   const found = options.resume ? await runs.get(options.resume) : undefined
   if (options.resume && !found)
@@ -101,7 +110,8 @@ async function runOnce(
         profile: agent.profile,
         prompt,
         cwd: workspace,
-        project: path.basename(runtime.projectDir),
+        project: project?.name ?? path.basename(runtime.projectDir),
+        projectId: project?.id ?? null,
         model: options.model,
         resumeRunId: previous?.id,
         approveSafe: options.yes ?? false,
@@ -124,6 +134,7 @@ async function runOnce(
       model: model ?? null,
       prompt,
       cwd: workspace,
+      projectId: project?.id ?? null,
       ...(previous && { continues: previous.id }),
     },
     (envelopes) => envelopes.forEach(printer),

@@ -2,7 +2,7 @@
 // sign-in link; writes daemon.json for the CLI; stops cleanly on SIGINT/SIGTERM.
 import { randomUUID } from 'node:crypto'
 import type { Command } from 'commander'
-import { AppError } from '../../core/errors.js'
+import { AppError, describeError } from '../../core/errors.js'
 import { describeDetection, describeDetectionSource } from '../../adapters/detection.js'
 import type { Runtime } from '../../main.js'
 import { describeBuiltin } from '../../runs/builtin-readiness.js'
@@ -153,6 +153,16 @@ async function serveUntilStopped(
   for (const name of Object.keys(runtime.config.agents))
     for (const warning of configProfileWarnings(name, runtime.config))
       io.stderr.write(`warning: agents.${name}.${warning.path}: ${warning.message}\n`)
+  // A first start in a git repository: that repository becomes the first project (said, never asked).
+  const offered = await runtime.projects
+    .offerFirst(runtime.owner.id, `user:${runtime.owner.id}`, runtime.projectDir)
+    .catch((error: unknown) => {
+      io.stderr.write(`warning: ${runtime.projectDir} was not added as a project: ${describeError(error)}\n`)
+      return null
+    })
+  if (offered) {
+    say(`Added project ${offered.name} (${offered.path}); \`hangar projects remove ${offered.name}\` to undo`)
+  }
   say(`✓ listening on ${server.url}`)
   say(`Sign in: ${loginUrl(server.url, await runtime.auth.createLoginLink(runtime.owner.id))}`)
   say('(the link works once, within 15 minutes; run "hangar login" for another)')

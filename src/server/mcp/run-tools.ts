@@ -19,6 +19,10 @@ const startRunInput = z.strictObject({
   conversationId: submitRunSchema.shape.conversationId.describe(
     'Continue this conversation (of the built-in agent) instead of starting a new one.',
   ),
+  projectId: submitRunSchema.shape.projectId.describe(
+    'The project to work on (prj_…, one granted to you); cwd is then relative to it. Leave out with ' +
+      'conversationId: a conversation works on its own project.',
+  ),
   cwd: submitRunSchema.shape.cwd.describe(
     'The working directory, relative to the project directory; it must be inside the project (or a ' +
       'root of server.allowedRoots). Default: the project directory.',
@@ -44,6 +48,17 @@ export function registerRunTools(server: McpServer, deps: McpToolDeps): void {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     () => guard('list_agents', async () => jsonResult(await describeAgents(runtime, userId))),
+  )
+
+  server.registerTool(
+    'list_projects',
+    {
+      description:
+        'The projects you may work on (directories of the daemon’s host): their id, name, path and kind ' +
+        '(git: runs get worktrees; folder: copies). Pass an id as start_run’s projectId.',
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    () => guard('list_projects', async () => jsonResult({ projects: await runtime.projects.list(userId) })),
   )
 
   server.registerTool(

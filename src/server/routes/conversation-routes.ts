@@ -1,7 +1,9 @@
 // Conversations: a thread with an agent profile; each user message starts a run. The agent may be switched
 // between runs (a message naming another agent), never during one (409). When the last run failed, the
 // conversation offers a fallback — the user must accept it by sending a message with that agent. Each
-// conversation works in a workspace of its own (see workspace-service.ts), removed when it is deleted.
+// conversation works on one project (`projectId`: required once there are several, the only one when there
+// is one; the caller must be granted it) in a workspace of its own (see workspace-service.ts), removed
+// when it is deleted.
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import { isUsable } from '../../adapters/detection.js'
@@ -14,6 +16,7 @@ import { readJsonBody } from '../request-body.js'
 const createSchema = z.strictObject({
   agent: z.string().min(1).optional(),
   title: z.string().trim().min(1).max(200).optional(),
+  projectId: z.string().min(1).optional(),
 })
 const messageSchema = z.strictObject({
   text: z.string().min(1).max(1_000_000),
@@ -29,8 +32,9 @@ export function registerConversationRoutes(
   app.post('/api/conversations', async (context) => {
     const userId = context.get('principal').user.id
     const body = await readJsonBody(context, createSchema)
+    const project = await runtime.projects.forNewConversation(userId, body.projectId)
     const { adapters } = await runtime.detectAgents()
-    const agent = await resolveAgentOrDefault(body.agent, {
+    const agent = await resolveAgentOrDefault(body.agent ?? project?.defaultAgent ?? undefined, {
       config: runtime.config,
       registry: runtime.adapters,
       detected: adapters,
@@ -40,15 +44,19 @@ export function registerConversationRoutes(
     const conversation = await store.forUser(userId).conversations.create({
       title: body.title ?? 'New conversation',
       profile: agent.name,
-      project: runtime.projectDir.split('/').pop() ?? 'project',
+      project: project?.name ?? runtime.projectDir.split('/').pop() ?? 'project',
+      projectId: project?.id ?? null,
     })
     return context.json(conversation, 201)
   })
 
   app.get('/api/conversations', async (context) => {
     const search = context.req.query('search')
+    const projectId = context.req.query('projectId')
     return context.json(
-      await store.forUser(context.get('principal').user.id).conversations.list(search ? { search } : {}),
+      await store
+        .forUser(context.get('principal').user.id)
+        .conversations.list({ ...(search && { search }), ...(projectId && { projectId }) }),
     )
   })
 

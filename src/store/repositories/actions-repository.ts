@@ -15,6 +15,7 @@ function toAction(row: PendingActionsTable): PendingAction {
     id: row.id,
     runId: row.run_id,
     conversationId: row.conversation_id,
+    projectId: row.project_id ?? null,
     tool: row.tool,
     toolCallId: row.tool_call_id,
     input: JSON.parse(row.input) as unknown,
@@ -71,6 +72,26 @@ export interface NewPendingAction {
 
 export function createActionsRepository(context: RepositoryContext, userId: string) {
   const { db } = context
+  /** The project whose file an action changes: its conversation's, else its run's. */
+  async function projectOf(input: NewPendingAction): Promise<string | null> {
+    if (input.conversationId) {
+      const conversation = await db
+        .selectFrom('conversations')
+        .select('project_id')
+        .where('id', '=', input.conversationId)
+        .where('user_id', '=', userId)
+        .executeTakeFirst()
+      if (conversation?.project_id) return conversation.project_id
+    }
+    if (!input.runId) return null
+    const run = await db
+      .selectFrom('runs')
+      .select('project_id')
+      .where('id', '=', input.runId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst()
+    return run?.project_id ?? null
+  }
   return {
     async create(input: NewPendingAction): Promise<PendingAction> {
       const row: PendingActionsTable = {
@@ -98,6 +119,7 @@ export function createActionsRepository(context: RepositoryContext, userId: stri
         applying_pid: null,
         applying_boot_id: null,
         apply_pgid: null,
+        project_id: await projectOf(input),
       }
       await db.insertInto('pending_actions').values(row).execute()
       return toAction(row)

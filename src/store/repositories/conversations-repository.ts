@@ -24,6 +24,7 @@ function toConversation(row: ConversationsTable): Conversation {
     title: row.title,
     profile: row.profile,
     project: row.project,
+    projectId: row.project_id ?? null,
     workspaceId: row.workspace_id,
     status: row.status,
     createdAt: row.created_at,
@@ -45,7 +46,12 @@ function toStoredMessage(row: MessagesTable, message: Message): StoredMessage {
 export function createConversationsRepository(context: RepositoryContext, userId: string) {
   const { db, redactor } = context
   return {
-    async create(input: { title: string; profile: string; project: string }): Promise<Conversation> {
+    async create(input: {
+      title: string
+      profile: string
+      project: string
+      projectId?: string | null
+    }): Promise<Conversation> {
       const now = nowIso(context)
       const row: ConversationsTable = {
         id: newId('conv'),
@@ -54,6 +60,7 @@ export function createConversationsRepository(context: RepositoryContext, userId
         profile: input.profile,
         project: input.project,
         workspace_id: null,
+        project_id: input.projectId ?? null,
         status: 'idle',
         created_at: now,
         updated_at: now,
@@ -70,8 +77,11 @@ export function createConversationsRepository(context: RepositoryContext, userId
         .executeTakeFirst()
       return row && toConversation(row)
     },
-    async list(options: { search?: string; limit?: number } = {}): Promise<Conversation[]> {
+    async list(
+      options: { search?: string; projectId?: string; limit?: number } = {},
+    ): Promise<Conversation[]> {
       let query = db.selectFrom('conversations').selectAll().where('user_id', '=', userId)
+      if (options.projectId) query = query.where('project_id', '=', options.projectId)
       if (options.search)
         query = query.where(sql<boolean>`lower(title) like ${`%${options.search.toLowerCase()}%`}`)
       const rows = await query

@@ -25,6 +25,7 @@ function toRun(row: RunsTable): Run {
     dependsOn: fromJson<string[]>(row.depends_on) ?? [],
     owner: { node: row.owner_node, pid: row.owner_pid, bootId: row.owner_boot_id },
     pinnedNode: row.pinned_node,
+    projectId: row.project_id ?? null,
     agentPgid: row.agent_pgid,
     sessionId: row.session_id,
     usage: fromJson<UsageTotals>(row.usage),
@@ -54,6 +55,8 @@ export interface NewRun {
   status?: RunStatus
   /** The only node that may claim it. */
   pinnedNode?: string | null
+  /** The project it works on. */
+  projectId?: string | null
 }
 
 export interface RunChanges {
@@ -111,6 +114,7 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
         finalize_reason: null,
         agent_status: null,
         workspace_sync: null,
+        project_id: input.projectId ?? null,
         created_at: nowIso(context),
         started_at: null,
         ended_at: null,
