@@ -85,7 +85,7 @@ describe.each(STORE_ENGINES)('hangar projects ($name)', { timeout: 120_000 }, (e
       'is registered already as project repo',
     )
     expect((await hangar(['projects', 'remove', 'nope'])).stderr).toContain(
-      'no project nope (one of: repo, docs)',
+      'no project nope; one of: repo, docs',
     )
 
     expect((await hangar(['users', 'add', 'bob'])).code).toBe(0)

@@ -107,7 +107,7 @@ describe.each(STORE_ENGINES)('project access of members ($name)', { timeout: 120
     })
     expect(byCwd.status).toBe(403)
     expect(byCwd.json.error.message).toBe(
-      `project ${secret.name} is not granted to you (ask the owner to grant it (PUT /api/projects/:id/members/:userId))`,
+      `project ${secret.name} is not granted to you; ask the owner to grant it (PUT /api/projects/:id/members/:userId)`,
     )
     // The daemon's own directory is no project: a member may not work there once projects exist.
     const outside = await asMallory<ErrorJson>('POST', '/api/runs', { agent: 'builtin', prompt: 'p' })
