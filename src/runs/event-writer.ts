@@ -2,7 +2,9 @@
 // reasoning deltas are coalesced, a dense per-run `seq` is assigned, the batch is stored in one transaction,
 // and only then is it delivered to subscribers. A reconnecting client or a restarted daemon therefore
 // sees exactly what was shown. A batch is what a run wrote during one turn of the event loop (plus what
-// arrived while the previous batch was being stored): no timer stands between a line and its client.
+// arrived while the previous batch was being stored): no timer of the writer's stands between a line and
+// its client. (The SQLite store spaces its commits a couple of ms apart while streams keep it busy: the
+// batches of that wait go in one commit, and are delivered once it returns.)
 import type { AgentEvent, EventEnvelope } from '../core/events.js'
 import { PROTOCOL_VERSION } from '../core/events.js'
 import { type Clock, systemClock } from '../core/ids.js'

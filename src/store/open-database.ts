@@ -122,13 +122,16 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
   }
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck()
+  const appendRunEvents = createSqliteRunEventsAppender(db, sqlite)
   return {
     db,
     engine: 'sqlite',
     location: file,
-    appendRunEvents: createSqliteRunEventsAppender(db, sqlite),
+    appendRunEvents,
     writesByOthers: () => dataVersion.get() as number,
     close: async () => {
+      // Batches waiting for their commit slot are stored, not dropped.
+      await appendRunEvents.commitWaiting()
       await db.destroy()
     },
   }
