@@ -157,6 +157,9 @@ async function streamLatency(root, engine, concurrentRuns) {
   try {
     const { token } = JSON.parse(readFileSync(path.join(scratch, 'data', 'daemon.json'), 'utf8'))
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
+    // A daemon that has just started detects its agents (a --version probe each) right after it listens:
+    // start-up, not streaming, so the runs start once it is done.
+    await (await fetch(`${daemon.url}/api/agents`, { headers })).arrayBuffer()
     // [received at, latency] of every timestamped line, and each run's first and last such line.
     const samples = []
     const spans = []

@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -128,6 +128,23 @@ describe('detection', () => {
     expect(refreshed.fromCache).toBe(false)
     const otherPath = await loadDetection(adapters, { env: { PATH: '/nonexistent' }, home, dataDir, now })
     expect(otherPath.adapters[0]?.installed).toBe(false)
+  })
+
+  it('probes each CLI once when several callers find no cache at the same time', async () => {
+    const { root, bin, home, env } = await setup()
+    const dataDir = path.join(root, 'data')
+    await mkdir(dataDir)
+    const probes = path.join(root, 'probes')
+    await fakeBin(bin, 'counted', `echo probed >> "${probes}"; echo "counted 1.0.0"`)
+    const adapters = [fakeAdapter('claude-code', 'counted')]
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => loadDetection(adapters, { env, home, dataDir })),
+    )
+    expect(results.map((result) => result.adapters[0]?.version)).toEqual(Array(5).fill('1.0.0'))
+    expect((await readFile(probes, 'utf8')).trim().split('\n')).toEqual(['probed'])
+    // A refresh probes again, whatever is cached or under way.
+    await loadDetection(adapters, { env, home, dataDir, refresh: true })
+    expect((await readFile(probes, 'utf8')).trim().split('\n')).toHaveLength(2)
   })
 
   it('probes --version in a throwaway HOME, not the user’s', async () => {

@@ -323,6 +323,15 @@ function cacheKey(options: DetectionOptions): string {
   return `${CACHE_FORMAT}|${options.env.PATH ?? ''}|${options.home}|${paths}`
 }
 
+/**
+ * Detections under way, by cache file and key: callers that find no fresh cache while one runs (every run
+ * submitted to a daemon that has just started) share it instead of each probing every CLI again.
+ */
+const detecting = new Map<
+  string,
+  Promise<{ adapters: DetectedAdapter[]; detectedAt: Date; fromCache: boolean }>
+>()
+
 /** Cached detection: fresh when `refresh` or older than the TTL or from another PATH/HOME. */
 export async function loadDetection(
   definitions: readonly AdapterDef[],
@@ -352,6 +361,22 @@ export async function loadDetection(
       return { adapters, detectedAt: new Date(cached.detectedAt), fromCache: true }
     }
   }
+  const running = `${file}|${cacheKey(options)}`
+  const shared = options.refresh ? undefined : detecting.get(running)
+  if (shared) return shared
+  const detection = detectAndCache(definitions, options, file, now).finally(() => {
+    if (detecting.get(running) === detection) detecting.delete(running)
+  })
+  detecting.set(running, detection)
+  return detection
+}
+
+async function detectAndCache(
+  definitions: readonly AdapterDef[],
+  options: DetectionOptions,
+  file: string,
+  now: Date,
+): Promise<{ adapters: DetectedAdapter[]; detectedAt: Date; fromCache: boolean }> {
   const adapters = await detectAll(definitions, options)
   const cache: DetectionCache = { detectedAt: now.toISOString(), key: cacheKey(options), adapters }
   const temporary = `${file}.${process.pid}.tmp`

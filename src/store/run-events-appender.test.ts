@@ -19,7 +19,7 @@ function batch(runId: string, fromSeq: number, count: number) {
     type: 'text-delta',
     text: `#${fromSeq + index}`,
   }))
-  return [envelopes, envelopes.map((envelope) => JSON.stringify({ text: envelope.text }))] as const
+  return [envelopes, envelopes.map((envelope) => JSON.stringify({ text: `#${envelope.seq}` }))] as const
 }
 
 describe('SQLite run event commits', () => {
