@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The event pipeline in npm run bench (also alone: `npm run build && node scripts/bench-events.mjs`).
 // Numbers only, no assertion:
-// - parse + persist (after a warm-up pass): recorded real agent streams replayed through each adapter's parser and the one event
-//   writer into the store, on SQLite and on PostgreSQL — one run at a time, and 20 runs writing at once;
+// - parse + persist (after a warm-up pass): recorded real agent streams replayed through each adapter's
+//   parser and the one event writer into the store, on SQLite and on PostgreSQL — one run at a time, and
+//   20 runs writing at once;
 // - agent stdout line → SSE client: a fake CLI prints timestamped lines, clients read them back over
 //   GET /api/runs/:id/events, with 1 and 20 runs streaming at once, on both engines.
 import { spawn } from 'node:child_process'
