@@ -16,6 +16,7 @@ import {
   type RunEventsAppender,
 } from './run-events-appender.js'
 import type { Database } from './schema.js'
+import { createWalCheckpointer } from './wal-checkpointer.js'
 
 export type Engine = 'sqlite' | 'postgres'
 
@@ -122,7 +123,9 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
   }
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck()
-  const appendRunEvents = createSqliteRunEventsAppender(db, sqlite)
+  // Run events are what fills the WAL: from the first commit of them on, a worker checkpoints it.
+  const checkpointer = createWalCheckpointer(file, sqlite)
+  const appendRunEvents = createSqliteRunEventsAppender(db, sqlite, { afterCommit: checkpointer.start })
   return {
     db,
     engine: 'sqlite',
@@ -132,6 +135,7 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
     close: async () => {
       // Batches waiting for their commit slot are stored, not dropped.
       await appendRunEvents.commitWaiting()
+      await checkpointer.stop()
       await db.destroy()
     },
   }

@@ -45,7 +45,7 @@ interface AppendRequest {
 export function createSqliteRunEventsAppender(
   db: Kysely<Database>,
   sqlite: SqliteDatabase.Database,
-  options: { commitIntervalMs?: number; maxWaitingRows?: number } = {},
+  options: { commitIntervalMs?: number; maxWaitingRows?: number; afterCommit?: () => void } = {},
 ): SqliteRunEventsAppender {
   const commitIntervalMs = options.commitIntervalMs ?? SQLITE_COMMIT_INTERVAL_MS
   const maxWaitingRows = options.maxWaitingRows ?? SQLITE_MAX_WAITING_ROWS
@@ -97,6 +97,7 @@ export function createSqliteRunEventsAppender(
       }
     }
     lastCommitAt = performance.now()
+    options.afterCommit?.()
   }
   const drain = async () => {
     clearTimeout(timer)
