@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The event pipeline in npm run bench (also alone: `npm run build && node scripts/bench-events.mjs`).
 // Numbers only, no assertion:
-// - parse + persist: recorded real agent streams replayed through each adapter's parser and the one event
-//   writer into the store, on SQLite and on PostgreSQL — one run at a time, and 20 runs writing at once;
+// - parse + persist (after a warm-up pass): recorded real agent streams replayed through each adapter's
+//   parser and the one event writer into the store, on SQLite and on PostgreSQL — one run at a time, and
+//   20 runs writing at once;
 // - agent stdout line → SSE client: a fake CLI prints timestamped lines, clients read them back over
 //   GET /api/runs/:id/events, with 1 and 20 runs streaming at once, on both engines.
 import { spawn } from 'node:child_process'
@@ -43,9 +44,9 @@ function loadRecording(root, recording) {
  * Parses `lines` and writes the events of `runCount` runs at once, yielding to the event loop every 50
  * lines so that batches form the way they do on a live stream (lines arrive over time, not all at once).
  */
-async function parseAndPersist(modules, store, adapterId, lines, runCount) {
+async function parseAndPersist(modules, store, adapterId, lines, runCount, label = '') {
   const { registry, createEventWriter, createRedactor } = modules
-  const owner = await store.users.create({ name: `bench-${adapterId}-${runCount}`, role: 'owner' })
+  const owner = await store.users.create({ name: `bench-${adapterId}-${runCount}${label}`, role: 'owner' })
   const runs = store.forUser(owner.id).runs
   const redactor = createRedactor()
   const writers = []
@@ -64,6 +65,7 @@ async function parseAndPersist(modules, store, adapterId, lines, runCount) {
   // Each run gets its share of the replays, whole, interleaved line by line with the other runs.
   const perRun = Math.ceil(lines.length / runCount)
   const started = performance.now()
+  const cpuBefore = process.cpuUsage()
   let events = 0
   for (let index = 0; index < perRun; index++) {
     for (const { writer, parser } of writers) {
@@ -78,8 +80,15 @@ async function parseAndPersist(modules, store, adapterId, lines, runCount) {
   }
   await Promise.all(writers.map(({ writer }) => writer.flush()))
   const ms = performance.now() - started
+  const cpu = process.cpuUsage(cpuBefore)
   const stored = writers.reduce((sum, { writer }) => sum + writer.lastSeq(), 0)
-  return { events, stored, perSecond: events / (ms / 1000) }
+  // Per second of this process's CPU too: on a shared machine the wall clock also counts other processes.
+  return {
+    events,
+    stored,
+    perSecond: events / (ms / 1000),
+    perCpuSecond: events / ((cpu.user + cpu.system) / 1e6),
+  }
 }
 
 async function benchPersist(root, engine) {
@@ -96,16 +105,24 @@ async function benchPersist(root, engine) {
     ['gemini', 'gemini-write'],
   ]) {
     const lines = Array.from({ length: REPLAYS }, () => loadRecording(root, recording)).flat()
+    // A daemon streams for hours: each figure is taken once the code is warm (compiled by the JIT,
+    // statements prepared), after a first pass that is thrown away.
+    const warmUp = modules.registry.require(adapterId).createParser({ cwd: '/workspace' })
+    for (const line of lines) warmUp.line(line)
     const parser = modules.registry.require(adapterId).createParser({ cwd: '/workspace' })
     const parseStarted = performance.now()
+    const parseCpu = process.cpuUsage()
     let parsed = 0
     for (const line of lines) parsed += parser.line(line).length
     const parsePerSecond = parsed / ((performance.now() - parseStarted) / 1000)
+    const { user, system } = process.cpuUsage(parseCpu)
+    const parsePerCpuSecond = parsed / ((user + system) / 1e6)
     const { store, dispose } = await openBenchStore(root, engine)
     try {
+      await parseAndPersist(modules, store, adapterId, lines, 1, '-warm-up')
       const one = await parseAndPersist(modules, store, adapterId, lines, 1)
       const many = await parseAndPersist(modules, store, adapterId, lines, CONCURRENT_RUNS)
-      results.push({ adapterId, lines: lines.length, parsePerSecond, one, many })
+      results.push({ adapterId, lines: lines.length, parsePerSecond, parsePerCpuSecond, one, many })
     } finally {
       await dispose()
     }
@@ -157,6 +174,9 @@ async function streamLatency(root, engine, concurrentRuns) {
   try {
     const { token } = JSON.parse(readFileSync(path.join(scratch, 'data', 'daemon.json'), 'utf8'))
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
+    // A daemon that has just started detects its agents (a --version probe each) right after it listens:
+    // start-up, not streaming, so the runs start once it is done.
+    await (await fetch(`${daemon.url}/api/agents`, { headers })).arrayBuffer()
     // [received at, latency] of every timestamped line, and each run's first and last such line.
     const samples = []
     const spans = []
@@ -231,15 +251,18 @@ export async function benchEvents(root) {
 export function printEventBench(engines) {
   const rate = (value) => Math.round(value).toLocaleString('en')
   const pct = (values, p) => percentile(values, p).toFixed(1)
-  console.log('event pipeline (parse + persist through the event writer; stdout → SSE):')
+  const load = os.loadavg().map((value) => value.toFixed(2))
+  console.log(
+    `event pipeline (parse + persist through the event writer; stdout → SSE); load average ${load.join(' ')} on ${os.availableParallelism()} cores, events/s by wall clock [and per CPU-second of the bench process]:`,
+  )
   for (const [engine, result] of Object.entries(engines)) {
     if (result.skipped) {
       console.log(`  ${engine}: skipped, ${result.skipped}`)
       continue
     }
-    for (const { adapterId, lines, parsePerSecond, one, many } of result.persist) {
+    for (const { adapterId, lines, parsePerSecond, parsePerCpuSecond, one, many } of result.persist) {
       console.log(
-        `  ${engine}, ${adapterId} stream (${lines} lines): parse ${rate(parsePerSecond)} events/s; parse + persist, 1 run ${rate(one.perSecond)} events/s, ${CONCURRENT_RUNS} runs ${rate(many.perSecond)} events/s (${one.events} events stored as ${one.stored} after coalescing)`,
+        `  ${engine}, ${adapterId} stream (${lines} lines): parse ${rate(parsePerSecond)} [${rate(parsePerCpuSecond)}] events/s; parse + persist, 1 run ${rate(one.perSecond)} [${rate(one.perCpuSecond)}] events/s, ${CONCURRENT_RUNS} runs ${rate(many.perSecond)} [${rate(many.perCpuSecond)}] events/s (${one.events} events stored as ${one.stored} after coalescing)`,
       )
     }
     for (const [label, stream] of [

@@ -92,6 +92,12 @@ async function writeCache(file: string, cache: DetectionCache): Promise<void> {
  * PATH/HOME; only the adapters whose sign-in inputs changed (a key set or removed, a credentials file
  * written) otherwise.
  */
+/**
+ * Detections under way, by cache file and key: callers that find no usable cache while one runs (every run
+ * submitted to a daemon that has just started) share it instead of each probing every CLI again.
+ */
+const detecting = new Map<string, Promise<Detection>>()
+
 export async function loadDetection(
   definitions: readonly AdapterDef[],
   options: DetectionOptions & { dataDir: string; refresh?: boolean },
@@ -100,9 +106,18 @@ export async function loadDetection(
   const now = options.now ?? new Date()
   const cached = options.refresh ? undefined : await usableCache(file, definitions, options, now)
   if (!cached) {
-    const fresh = await detectWithFingerprints(definitions, options)
-    await writeCache(file, { detectedAt: now.toISOString(), key: cacheKey(options), ...fresh })
-    return { adapters: fresh.adapters, detectedAt: now, fromCache: false }
+    const running = `${file}|${cacheKey(options)}`
+    const shared = options.refresh ? undefined : detecting.get(running)
+    if (shared) return shared
+    const detection = (async (): Promise<Detection> => {
+      const fresh = await detectWithFingerprints(definitions, options)
+      await writeCache(file, { detectedAt: now.toISOString(), key: cacheKey(options), ...fresh })
+      return { adapters: fresh.adapters, detectedAt: now, fromCache: false }
+    })().finally(() => {
+      if (detecting.get(running) === detection) detecting.delete(running)
+    })
+    detecting.set(running, detection)
+    return detection
   }
   const changed = await changedSignIn(cached, options)
   let adapters = cached.adapters

@@ -186,6 +186,23 @@ describe('detection', () => {
     })
   })
 
+  it('probes each CLI once when several callers find no cache at the same time', async () => {
+    const { root, bin, home, env } = await setup()
+    const dataDir = path.join(root, 'data')
+    await mkdir(dataDir)
+    const probes = path.join(root, 'probes')
+    await fakeBin(bin, 'counted', `echo probed >> "${probes}"; echo "counted 1.0.0"`)
+    const adapters = [fakeAdapter('claude-code', 'counted')]
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => loadDetection(adapters, { env, home, dataDir })),
+    )
+    expect(results.map((result) => result.adapters[0]?.version)).toEqual(Array(5).fill('1.0.0'))
+    expect((await readFile(probes, 'utf8')).trim().split('\n')).toEqual(['probed'])
+    // A refresh probes again, whatever is cached or under way.
+    await loadDetection(adapters, { env, home, dataDir, refresh: true })
+    expect((await readFile(probes, 'utf8')).trim().split('\n')).toHaveLength(2)
+  })
+
   it('probes --version in a throwaway HOME, not the user’s', async () => {
     const { home, env } = await setup()
     const [detected] = await detectAll([fakeAdapter('claude-code', 'good')], { env, home })

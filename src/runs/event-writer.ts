@@ -2,7 +2,10 @@
 // reasoning deltas are coalesced, a dense per-run `seq` is assigned, the batch is stored in one transaction,
 // and only then is it delivered to subscribers. A reconnecting client or a restarted daemon therefore
 // sees exactly what was shown. A batch is what a run wrote during one turn of the event loop (plus what
-// arrived while the previous batch was being stored): no timer stands between a line and its client.
+// arrived while the previous batch was being stored): no timer of the writer's stands between a line and
+// its client. (The SQLite store spaces its commits a couple of ms apart while streams keep it busy: the
+// batches of that wait go in one commit, and are delivered once it returns.)
+import { rememberEventJson } from '../core/envelope-json.js'
 import type { AgentEvent, EventEnvelope } from '../core/events.js'
 import { PROTOCOL_VERSION } from '../core/events.js'
 import { type Clock, systemClock } from '../core/ids.js'
@@ -130,7 +133,9 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
     const envelopes = new Array<EventEnvelope>(batch.length)
     for (let index = 0; index < batch.length; index++) {
       // The redactor returns a copy of its own: it becomes the envelope, rather than copied once more.
-      const envelope = options.redactor.value<unknown>(batch[index]!) as Record<string, unknown>
+      const event = options.redactor.value(batch[index]!)
+      const envelope = event as unknown as Record<string, unknown>
+      rememberEventJson(envelope as unknown as EventEnvelope, event)
       envelope.v = PROTOCOL_VERSION
       envelope.runId = options.runId
       envelope.seq = seq + index + 1

@@ -6,6 +6,7 @@
 import { ServerResponse } from 'node:http'
 import type { Context } from 'hono'
 import { AppError } from '../core/errors.js'
+import { envelopeJson } from '../core/envelope-json.js'
 import type { EventEnvelope } from '../core/events.js'
 import type { EventPosition, Subscription } from '../runs/event-bus.js'
 
@@ -35,7 +36,7 @@ export const conversationEventId = (envelope: EventEnvelope): string => `${envel
 /** One event: `id:`, optionally `event:`, and the envelope as one `data:` line (JSON has no raw newlines). */
 export function formatSseEvent(envelope: EventEnvelope, id: string, named = false): string {
   const event = named ? `event: ${envelope.type}\n` : ''
-  return `id: ${id}\n${event}data: ${JSON.stringify(envelope)}\n\n`
+  return `id: ${id}\n${event}data: ${envelopeJson(envelope)}\n\n`
 }
 
 const encoder = new TextEncoder()

@@ -16,6 +16,7 @@ import {
   type RunEventsAppender,
 } from './run-events-appender.js'
 import type { Database } from './schema.js'
+import { createWalCheckpointer } from './wal-checkpointer.js'
 
 export type Engine = 'sqlite' | 'postgres'
 
@@ -122,13 +123,19 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
   }
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck()
+  // Run events are what fills the WAL: from the first commit of them on, a worker checkpoints it.
+  const checkpointer = createWalCheckpointer(file, sqlite)
+  const appendRunEvents = createSqliteRunEventsAppender(db, sqlite, { afterCommit: checkpointer.start })
   return {
     db,
     engine: 'sqlite',
     location: file,
-    appendRunEvents: createSqliteRunEventsAppender(db, sqlite),
+    appendRunEvents,
     writesByOthers: () => dataVersion.get() as number,
     close: async () => {
+      // Batches waiting for their commit slot are stored, not dropped.
+      await appendRunEvents.commitWaiting()
+      await checkpointer.stop()
       await db.destroy()
     },
   }

@@ -70,9 +70,24 @@ describe('run changes', () => {
     await rm(dir, { recursive: true, force: true })
   })
 
-  it('synthesises nothing outside git', async () => {
+  it('synthesises nothing outside git, and does not start git there', async () => {
     const dir = await makeTempDir('hangar-run-changes-')
-    const changes = await startRunChanges(dir)
+    // A git that only records that it was started: outside any repository it must not be.
+    const bin = await makeTempDir('hangar-run-changes-bin-')
+    const started = path.join(bin, 'started')
+    await writeFile(path.join(bin, 'git'), `#!/bin/sh\necho "$@" >> "${started}"\nexit 128\n`, {
+      mode: 0o755,
+    })
+    const pathBefore = process.env.PATH
+    process.env.PATH = `${bin}:${pathBefore ?? ''}`
+    let changes
+    try {
+      changes = await startRunChanges(dir)
+    } finally {
+      process.env.PATH = pathBefore
+    }
+    await expect(readFile(started, 'utf8')).rejects.toThrow()
+    await rm(bin, { recursive: true, force: true })
     await writeFile(path.join(dir, 'a.txt'), 'a\n')
     const events: AgentEvent[] = []
     await changes.report((event) => events.push(event))

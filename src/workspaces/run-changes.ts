@@ -5,7 +5,7 @@
 // end it is snapshotted again and every path that differs and that the stream did not already report
 // becomes a `file-change` event. A file that was dirty before the run and untouched by it is therefore
 // not claimed. Outside git there is nothing to compare with, and nothing is synthesised.
-import { copyFile, mkdtemp, rm } from 'node:fs/promises'
+import { access, copyFile, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import type { AgentEvent, FileChangeEvent } from '../core/events.js'
@@ -27,8 +27,25 @@ export interface RunChanges {
 
 const NOTHING: RunChanges = { note: () => {}, report: async () => {} }
 
+/**
+ * False when neither `dir` nor a folder above it holds a `.git`: git (run without GIT_DIR, see git.ts)
+ * would find no work tree there. Checked first because starting git blocks the event loop for a moment
+ * (fork and exec happen on it), which every streaming run feels, and a run outside git needs no snapshot.
+ */
+async function mayBeInGit(dir: string): Promise<boolean> {
+  for (let current = path.resolve(dir); ; current = path.dirname(current)) {
+    try {
+      await access(path.join(current, '.git'))
+      return true
+    } catch {
+      if (path.dirname(current) === current) return false
+    }
+  }
+}
+
 /** The tree of the workspace as it is now, or null when it is not in git or git refused. */
 async function snapshotTree(cwd: string): Promise<string | null> {
+  if (!(await mayBeInGit(cwd))) return null
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'hangar-snapshot-'))
   try {
     const indexFile = path.join(scratch, 'index')

@@ -1,6 +1,8 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { AgentEvent } from '../../core/events.js'
-import { createClaudeStreamParser } from './claude-stream.js'
+import { CLAUDE_IGNORED_LINE, createClaudeStreamParser } from './claude-stream.js'
 
 const CWD = '/work/repo'
 const SESSION = 'session-1'
@@ -269,6 +271,37 @@ describe('claude-stream', () => {
       { type: 'raw', stream: 'stdout', value: '{"type":"something_new","session_id":"session-1"}' },
       { type: 'raw', stream: 'stdout', value: cut },
       { type: 'raw', stream: 'stdout', value: 'plain text' },
+    ])
+  })
+
+  it('skips unparsed only lines that the full parse drops, in the exact shapes Claude Code prints', () => {
+    const recordings = path.resolve(import.meta.dirname, '../../../test/fixtures/recordings')
+    const lines = readdirSync(recordings)
+      .filter((file) => file.startsWith('claude-'))
+      .flatMap((file) => readFileSync(path.join(recordings, file), 'utf8').split('\n'))
+    const skipped = lines.filter((line) => CLAUDE_IGNORED_LINE.test(line))
+    // Pings, stream events repeated whole later, tool-input deltas: most lines of a streamed turn.
+    expect(skipped.length).toBeGreaterThan(20)
+    // A fresh parser knows no session yet, so it parses each in full: nothing comes of any.
+    for (const line of skipped) expect(createClaudeStreamParser({ cwd: CWD }).line(line)).toEqual([])
+    const tail = ',"session_id":"s","parent_tool_use_id":null,"uuid":"u"}'
+    const stop = `{"type":"stream_event","event":{"type":"content_block_stop","index":0}${tail}`
+    expect(CLAUDE_IGNORED_LINE.test(stop)).toBe(true)
+    // Anything else, or not quite JSON, goes through the full parse (which keeps a broken line as raw).
+    for (const near of [
+      stop.replace('"index":0', '"index":01'),
+      `${stop} `,
+      stop.replace('"uuid":"u"', '"uuid":"u","type":"assistant"'),
+      stop.replace('"uuid":"u"', '"uuid":"u\\"'),
+      stop.replace('content_block_stop', 'message_start'),
+      `{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}${tail}`,
+      `{"type":"stream_event","event":{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1,}}${tail}`,
+    ]) {
+      expect(CLAUDE_IGNORED_LINE.test(near), near).toBe(false)
+    }
+    const { events } = feed([init, stop.replace('"index":0', '"index":01')])
+    expect(events).toEqual([
+      { type: 'raw', stream: 'stdout', value: stop.replace('"index":0', '"index":01') },
     ])
   })
 

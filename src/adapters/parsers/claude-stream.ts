@@ -49,6 +49,33 @@ const IGNORED_DELTAS: ReadonlySet<string> = new Set([
   'citations_delta',
 ])
 
+/**
+ * Lines that the parse below would drop, in the exact shapes Claude Code prints them (status pings, the
+ * raw stream events whose content comes again whole, tool-input deltas): more than half of a streamed
+ * turn's lines. Matching one takes a tenth of what JSON.parse takes, and the pattern admits only valid
+ * JSON of that shape (keys in order, plain strings and numbers), so the outcome is the same: anything that
+ * differs in the least goes through the full parse. Used once the session id is known, which the first
+ * line gives.
+ */
+const PLAIN_STRING = String.raw`"[^"\\\x00-\x1f]*"`
+const JSON_STRING = String.raw`"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"`
+const JSON_INDEX = String.raw`(?:0|[1-9]\d*)`
+const JSON_SCALAR = String.raw`(?:null|true|false|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|${JSON_STRING})`
+const FLAT_OBJECT = String.raw`\{(?:${PLAIN_STRING}:${JSON_SCALAR}(?:,${PLAIN_STRING}:${JSON_SCALAR})*)?\}`
+const IGNORED_STREAM_EVENT = [
+  String.raw`"(?:content_block_stop|message_stop|ping)"(?:,"index":${JSON_INDEX})?\}`,
+  String.raw`"content_block_delta","index":${JSON_INDEX},"delta":\{"type":"input_json_delta","partial_json":${JSON_STRING}\}\}`,
+  String.raw`"content_block_start","index":${JSON_INDEX},"content_block":\{"type":(?:"text","text":""|"tool_use","id":${PLAIN_STRING},"name":${PLAIN_STRING},"input":\{\})\}\}`,
+  String.raw`"message_delta","delta":${FLAT_OBJECT},"usage":${FLAT_OBJECT}\}`,
+].join('|')
+export const CLAUDE_IGNORED_LINE = new RegExp(
+  String.raw`^\{"type":(?:` +
+    String.raw`"system","subtype":"status","status":${PLAIN_STRING},"session_id":${PLAIN_STRING},"uuid":${PLAIN_STRING}\}` +
+    String.raw`|"stream_event","event":\{"type":(?:${IGNORED_STREAM_EVENT}),"session_id":${PLAIN_STRING},` +
+    String.raw`"parent_tool_use_id":(?:null|${PLAIN_STRING}),"uuid":${PLAIN_STRING}(?:,"api_message_id":${PLAIN_STRING})?\}` +
+    ')$',
+)
+
 type Handled = AgentEvent[] | undefined
 
 export function createClaudeStreamParser(context: ParserContext): StreamParser {
@@ -196,6 +223,7 @@ export function createClaudeStreamParser(context: ParserContext): StreamParser {
 
   function handle(text: string): AgentEvent[] {
     if (text.trim() === '') return []
+    if (sessionId !== undefined && CLAUDE_IGNORED_LINE.test(text)) return []
     const line = parseJsonLine(text)
     if (!line) return [raw(text)]
     sessionId ??= stringField(line, 'session_id')

@@ -2,6 +2,7 @@
 // (run_id, seq) primary key makes a duplicate or re-ordered write fail loudly.
 import { type Kysely, sql } from 'kysely'
 import type { Run } from '../../core/api-types.js'
+import { envelopeDataJson } from '../../core/envelope-json.js'
 import type { EventEnvelope, RunStatus, UsageTotals } from '../../core/events.js'
 import { PROTOCOL_VERSION } from '../../core/events.js'
 import { newId } from '../../core/ids.js'
@@ -80,10 +81,6 @@ export interface RunChanges {
 const ROWS_PER_INSERT = 1000
 
 /** What `data` holds: the event's own fields, without the envelope's (they have their columns). */
-function eventDataJson(envelope: EventEnvelope): string {
-  const { v: _version, runId: _runId, seq: _seq, ts: _ts, type: _type, ...fields } = envelope
-  return JSON.stringify(fields)
-}
 
 export function createRunsRepository(context: RepositoryContext, userId: string) {
   const { db } = context
@@ -235,7 +232,7 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
     /** Stores a batch of envelopes of this user's runs: all of it, in one transaction, or none. */
     async appendEvents(envelopes: readonly EventEnvelope[]): Promise<void> {
       if (envelopes.length === 0) return
-      const data = envelopes.map(eventDataJson)
+      const data = envelopes.map(envelopeDataJson)
       if (context.appendRunEvents) return context.appendRunEvents(envelopes, data)
       // Inside a store transaction: the same rows through it, in slices under the bound-parameter limits.
       for (let start = 0; start < envelopes.length; start += ROWS_PER_INSERT) {

@@ -1,0 +1,88 @@
+// The pace of SQLite commits of run events: while batches keep coming, those of several turns share one
+// commit (a commit costs far more than a row); after a quiet spell a batch commits at once; a pile of
+// waiting rows, or a store closing, commits without waiting for the slot.
+import SqliteDatabase from 'better-sqlite3'
+import { Kysely, SqliteDialect } from 'kysely'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { EventEnvelope } from '../core/events.js'
+import { createSqliteRunEventsAppender } from './run-events-appender.js'
+import type { Database } from './schema.js'
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+function batch(runId: string, fromSeq: number, count: number) {
+  const envelopes: EventEnvelope[] = Array.from({ length: count }, (_, index) => ({
+    v: 1,
+    runId,
+    seq: fromSeq + index,
+    ts: '2026-01-01T00:00:00.000Z',
+    type: 'text-delta',
+    text: `#${fromSeq + index}`,
+  }))
+  return [envelopes, envelopes.map((envelope) => JSON.stringify({ text: `#${envelope.seq}` }))] as const
+}
+
+describe('SQLite run event commits', () => {
+  let sqlite: SqliteDatabase.Database
+  let db: Kysely<Database>
+  const storedSeqs = (runId: string) =>
+    sqlite.prepare('SELECT seq FROM run_events WHERE run_id = ? ORDER BY seq').pluck().all(runId) as number[]
+
+  beforeEach(() => {
+    sqlite = new SqliteDatabase(':memory:')
+    sqlite.exec(
+      'CREATE TABLE run_events (run_id TEXT NOT NULL, seq INTEGER NOT NULL, ts TEXT NOT NULL, ' +
+        'type TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (run_id, seq))',
+    )
+    db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  })
+  afterEach(async () => {
+    await db.destroy()
+  })
+
+  it('commits the batches of several turns together while batches keep coming', async () => {
+    const append = createSqliteRunEventsAppender(db, sqlite, { commitIntervalMs: 300 })
+    await append(...batch('run_a', 1, 1))
+    // Turn by turn, as a busy stream asks: each waits for the slot after the last commit, together.
+    let turn = 0
+    const storedOnTurn: number[] = []
+    const asked: Promise<void>[] = []
+    for (let seq = 2; seq <= 4; seq++) {
+      asked.push(append(...batch('run_a', seq, 1)).then(() => void storedOnTurn.push(turn)))
+      asked.push(append(...batch('run_b', seq, 1)).then(() => void storedOnTurn.push(turn)))
+      await nextTurn()
+      turn++
+    }
+    expect(storedSeqs('run_a')).toEqual([1])
+    await Promise.all(asked)
+    expect(storedSeqs('run_a')).toEqual([1, 2, 3, 4])
+    expect(storedSeqs('run_b')).toEqual([2, 3, 4])
+    expect(new Set(storedOnTurn).size).toBe(1)
+    expect(storedOnTurn[0]).toBeGreaterThanOrEqual(3)
+  })
+
+  it('commits a batch at once after a quiet spell, and when too many rows wait', async () => {
+    const append = createSqliteRunEventsAppender(db, sqlite, { commitIntervalMs: 200, maxWaitingRows: 10 })
+    const beforeNextTurn = (stored: Promise<void>) =>
+      Promise.race([stored.then(() => 'stored'), nextTurn().then(() => 'next turn')])
+    expect(await beforeNextTurn(append(...batch('run_a', 1, 1)))).toBe('stored')
+    await new Promise((resolve) => setTimeout(resolve, 250))
+    expect(await beforeNextTurn(append(...batch('run_a', 2, 1)))).toBe('stored')
+    // Within the interval, but the waiting rows reach the cap.
+    const small = append(...batch('run_a', 3, 1))
+    expect(await beforeNextTurn(append(...batch('run_a', 4, 10)))).toBe('stored')
+    await small
+    expect(storedSeqs('run_a')).toEqual(Array.from({ length: 13 }, (_, index) => index + 1))
+  })
+
+  it('commits what waits for its slot when asked to (before the store closes)', async () => {
+    const append = createSqliteRunEventsAppender(db, sqlite, { commitIntervalMs: 60_000 })
+    await append(...batch('run_a', 1, 1))
+    const waiting = append(...batch('run_a', 2, 2))
+    await nextTurn()
+    expect(storedSeqs('run_a')).toEqual([1])
+    await append.commitWaiting()
+    await waiting
+    expect(storedSeqs('run_a')).toEqual([1, 2, 3])
+  })
+})
