@@ -11,6 +11,7 @@ import * as nodes from './migrations/0006-nodes.js'
 import * as runPinnedNode from './migrations/0007-run-pinned-node.js'
 import * as actionApplying from './migrations/0008-action-applying.js'
 import * as builtinSettings from './migrations/0009-builtin-settings.js'
+import * as workspaceLifecycle from './migrations/0011-workspace-lifecycle.js'
 import type { Database } from './schema.js'
 
 export const MIGRATIONS: Record<string, Migration> = {
@@ -23,6 +24,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0007-run-pinned-node': runPinnedNode,
   '0008-action-applying': actionApplying,
   '0009-builtin-settings': builtinSettings,
+  '0011-workspace-lifecycle': workspaceLifecycle,
 }
 
 export async function migrateToLatest(db: Kysely<Database>, engine: 'sqlite' | 'postgres'): Promise<void> {

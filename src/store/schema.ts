@@ -252,6 +252,32 @@ export interface NodesTable {
   stopped_at: string | null
 }
 
+/** One port held by a live workspace (HANGAR_PORT …); the primary key keeps ports distinct. */
+export interface WorkspacePortsTable {
+  port: number
+  workspace_id: string
+  created_at: string
+}
+
+/** Where a workspace's setup command ran ('local' or an SSH target's name) and how it ended. */
+export interface WorkspaceSetupsTable {
+  workspace_id: string
+  target: string
+  status: 'succeeded' | 'failed'
+  exit_code: number | null
+  /** SHA-256 of the command that ran: a changed command runs again. */
+  command_hash: string
+  updated_at: string
+}
+
+/** The owner's approval of a project's `.hangar/workspace.yaml`: the SHA-256 of its exact content. */
+export interface WorkspaceConfigApprovalsTable {
+  project: string
+  content_hash: string
+  approved_by: string
+  approved_at: string
+}
+
 export interface Database {
   users: UsersTable
   personal_access_tokens: PersonalAccessTokensTable
@@ -269,4 +295,7 @@ export interface Database {
   workspaces: WorkspacesTable
   proxy_requests: ProxyRequestsTable
   nodes: NodesTable
+  workspace_ports: WorkspacePortsTable
+  workspace_setups: WorkspaceSetupsTable
+  workspace_config_approvals: WorkspaceConfigApprovalsTable
 }
