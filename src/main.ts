@@ -46,6 +46,12 @@ import { VERSION } from './version.js'
 import { createWorkspaceService, type WorkspaceService } from './workspaces/workspace-service.js'
 import { type AllowedRoots, loadAllowedRoots } from './workspaces/allowed-roots.js'
 import { createWorkspacePolicy, type WorkspacePolicy } from './runs/workspace-policy.js'
+import { agentEnvironment } from './runs/execute-cli-run.js'
+import {
+  createWorkspaceLifecycle,
+  type WorkspaceLifecycle,
+} from './workspaces/lifecycle/workspace-lifecycle.js'
+import { projectFromDirectory } from './workspaces/lifecycle/lifecycle-config.js'
 
 export interface RuntimeOptions {
   dataDir: string
@@ -97,6 +103,8 @@ export interface Runtime {
   readonly workspaces: WorkspaceService
   /** Where runs may work (the allowed roots, never the data dir) and who works in place. */
   readonly workspacePolicy: WorkspacePolicy
+  /** The project's workspace lifecycle (copy, setup, teardown, ports) and its approval. */
+  readonly workspaceLifecycle: WorkspaceLifecycle
   readonly allowedRoots: AllowedRoots
   submitRun(userId: string, request: SubmitRunRequest): Promise<Run>
   /** Installed CLIs, versions and auth states (cached in the data dir for 24 h unless `refresh`). */
@@ -281,11 +289,23 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     })
     // Whatever a tool reads or prints is redacted before the loop, an MCP client or the store sees it.
     const tools = createToolRegistry(redactToolOutputs(createWorkspaceTools(), redactor.text))
+    const targets = createSshTargets(options.config, env)
+    const workspaceLifecycle = createWorkspaceLifecycle({
+      store,
+      config: options.config,
+      // Today's one project per daemon, named after its directory. Once projects are first-class, pass
+      // `projectOf` (a workspace's project name and directory) here.
+      defaultProject: projectFromDirectory(options.projectDir),
+      env: agentEnvironment(env, []),
+      connection: (name) => (Object.hasOwn(options.config.targets, name) ? targets.get(name) : undefined),
+      log: log.child({ component: 'workspace-lifecycle' }),
+    })
     const workspaces = createWorkspaceService({
       store,
       dataDir: options.dataDir,
       projectDir: options.projectDir,
       nodeId: info.nodeId,
+      lifecycle: workspaceLifecycle,
       log: log.child({ component: 'workspaces' }),
     })
     const workspacePolicy = createWorkspacePolicy({ store, roots: allowedRoots, workspaces })
@@ -318,7 +338,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         refresh: detectOptions.refresh ?? false,
       })
     const supervisor = createSupervisor()
-    const targets = createSshTargets(options.config, env)
     const scheduler = createScheduler({
       store,
       runs,
@@ -333,6 +352,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       targets,
       modelProxy,
       activity: runActivity,
+      lifecycle: workspaceLifecycle,
       log: log.child({ component: 'scheduler' }),
     })
     /** A listener that also serves the proxy; agents are pointed at it until it closes. */
@@ -411,6 +431,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       finalizeRecovery,
       workspaces,
       workspacePolicy,
+      workspaceLifecycle,
       allowedRoots,
       submitRun,
       detectAgents,
@@ -440,6 +461,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             actions,
             runs,
             workspaces,
+            workspaceLifecycle,
             toolWorkspace: (userId: string) => workspacePolicy.toolWorkspace(userId),
             finalizeRun,
             tools,

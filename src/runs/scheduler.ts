@@ -21,7 +21,9 @@ import type { Run } from '../store/repositories/runs-repository.js'
 import type { Store } from '../store/store.js'
 import type { SshTargets } from '../workspaces/ssh/ssh-targets.js'
 import type { BuiltinRunner } from './builtin-runs.js'
-import { executeCliRun } from './execute-cli-run.js'
+import { agentEnvironment, executeCliRun } from './execute-cli-run.js'
+import type { WorkspaceLifecycle } from '../workspaces/lifecycle/workspace-lifecycle.js'
+import { createSetupStep, type SetupStep } from './workspace-setup.js'
 import { cliTimeoutSeconds, type RunActivity, runLimitsFor, startRunLimits } from './run-limits.js'
 import { loadUserProfiles, resolveAgent, type UserProfiles } from './resolve-agent.js'
 import { sessionToResume } from './resume-run.js'
@@ -46,6 +48,8 @@ export interface SchedulerOptions {
   modelProxy: ModelProxy
   /** Run limits: which runs are watched, and their model requests in flight. */
   activity?: RunActivity
+  /** The projects' workspace lifecycle: setup before a workspace's first agent turn, its ports. */
+  lifecycle?: WorkspaceLifecycle
   log: Logger
 }
 
@@ -90,9 +94,15 @@ export function createScheduler(options: SchedulerOptions) {
         detected: adapters,
         userProfiles: await loadUserProfiles(store, userId),
       })
+      const lifecycle = await workspaceLifecycleOf(userId, active, signal)
       if (agent.kind === 'builtin') {
         if (!run.conversationId)
           throw new AppError('invalid_request', 'a built-in agent run needs a conversation')
+        const failedSetup = await lifecycle.setup?.({ target: 'local', dir: run.cwd })
+        if (failedSetup) {
+          await active.end(failedSetup)
+          return
+        }
         await options.builtin.execute(
           userId,
           active,
@@ -131,7 +141,9 @@ export function createScheduler(options: SchedulerOptions) {
           permissions: agent.profile?.permissions,
           skills,
           isolateHome: agent.profile?.isolateHome ?? false,
-          env: options.env,
+          // HANGAR_PORT and HANGAR_PORT_COUNT of the workspace, on a target too.
+          env: { ...options.env, ...lifecycle.variables },
+          beforeAgent: lifecycle.setup,
           timeoutSeconds: cliTimeoutSeconds(limits),
           target,
           route: options.modelProxy.forCliRun({
@@ -170,6 +182,24 @@ export function createScheduler(options: SchedulerOptions) {
         if (conversation?.status === 'running')
           await conversations.update(run.conversationId, { status: 'idle' })
       }
+    }
+  }
+
+  /** The run's workspace lifecycle: its setup step and its variables (none outside a workspace). */
+  async function workspaceLifecycleOf(
+    userId: string,
+    active: ActiveRun,
+    signal: AbortSignal,
+  ): Promise<{ setup?: SetupStep; variables: Record<string, string> }> {
+    const lifecycle = options.lifecycle
+    const workspace = lifecycle && (await lifecycle.workspaceOfRun(userId, active.run))
+    if (!lifecycle || !workspace) return { variables: {} }
+    return {
+      setup: createSetupStep(lifecycle, active, workspace, {
+        env: agentEnvironment(options.env, []),
+        signal,
+      }),
+      variables: await lifecycle.variables(workspace.id),
     }
   }
 

@@ -4,6 +4,7 @@
 import { z } from 'zod'
 import { resumeRunSchema } from '../runs/resume-run.js'
 import { submitRunSchema } from '../runs/submit-run.js'
+import { approveWorkspaceConfigSchema } from './routes/workspace-routes.js'
 
 interface Operation {
   method: 'get' | 'post' | 'put' | 'delete'
@@ -369,6 +370,19 @@ const OPERATIONS: Operation[] = [
     summary:
       'Remove a workspace: its files, and its branch only if Hangar created it (409 while a run uses it)',
     response: ref('WorkspaceRemoval'),
+  },
+  {
+    method: 'get',
+    path: '/api/workspace-config',
+    summary:
+      "The project's workspace lifecycle (copy, setup, teardown, ports): where it comes from, and whether the repository's .hangar/workspace.yaml is approved",
+  },
+  {
+    method: 'post',
+    path: '/api/workspace-config/approve',
+    summary:
+      "Approve the repository's .hangar/workspace.yaml as reviewed (owner only: its commands run on the host; 409 when it changed since)",
+    body: approveWorkspaceConfigSchema,
   },
   { method: 'post', path: '/api/mcp', summary: 'MCP Streamable HTTP endpoint (stateless; bearer PAT only)' },
   { method: 'get', path: '/api/tokens', summary: 'Personal access tokens (session only)' },

@@ -263,6 +263,8 @@ export interface WorkspacePortsTable {
 export interface WorkspaceSetupsTable {
   workspace_id: string
   target: string
+  /** Where it ran: the workspace's directory on that host (teardown runs there). */
+  dir: string
   status: 'succeeded' | 'failed'
   exit_code: number | null
   /** SHA-256 of the command that ran: a changed command runs again. */

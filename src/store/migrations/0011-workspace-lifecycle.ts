@@ -24,6 +24,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       column.notNull().references('workspaces.id').onDelete('cascade'),
     )
     .addColumn('target', 'text', (column) => column.notNull())
+    .addColumn('dir', 'text', (column) => column.notNull())
     .addColumn('status', 'text', (column) => column.notNull().check(sqlCheck()))
     .addColumn('exit_code', 'integer')
     .addColumn('command_hash', 'text', (column) => column.notNull())

@@ -74,6 +74,7 @@ describe.each(STORE_ENGINES)('workspace lifecycle repository ($name)', (engine) 
     await repository.recordSetup({
       workspaceId: id,
       target: 'local',
+      dir: '/tmp/ws/setup',
       status: 'failed',
       exitCode: 3,
       commandHash: 'h1',
@@ -81,6 +82,7 @@ describe.each(STORE_ENGINES)('workspace lifecycle repository ($name)', (engine) 
     await repository.recordSetup({
       workspaceId: id,
       target: 'local',
+      dir: '/tmp/ws/setup',
       status: 'succeeded',
       exitCode: 0,
       commandHash: 'h1',
@@ -88,6 +90,7 @@ describe.each(STORE_ENGINES)('workspace lifecycle repository ($name)', (engine) 
     await repository.recordSetup({
       workspaceId: id,
       target: 'box',
+      dir: '/srv/ws',
       status: 'succeeded',
       exitCode: 0,
       commandHash: 'h1',

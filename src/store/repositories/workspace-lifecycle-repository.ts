@@ -20,6 +20,8 @@ export interface PortBlock {
 export interface SetupRecord {
   workspaceId: string
   target: string
+  /** The workspace's directory on that host. */
+  dir: string
   status: 'succeeded' | 'failed'
   exitCode: number | null
   commandHash: string
@@ -117,6 +119,7 @@ export function createWorkspaceLifecycleRepository(context: RepositoryContext) {
       return rows.map((row) => ({
         workspaceId: row.workspace_id,
         target: row.target,
+        dir: row.dir,
         status: row.status,
         exitCode: row.exit_code,
         commandHash: row.command_hash,
@@ -128,6 +131,7 @@ export function createWorkspaceLifecycleRepository(context: RepositoryContext) {
       const values = {
         workspace_id: record.workspaceId,
         target: record.target,
+        dir: record.dir,
         status: record.status,
         exit_code: record.exitCode,
         command_hash: record.commandHash,
@@ -138,6 +142,7 @@ export function createWorkspaceLifecycleRepository(context: RepositoryContext) {
         .values(values)
         .onConflict((conflict) =>
           conflict.columns(['workspace_id', 'target']).doUpdateSet({
+            dir: values.dir,
             status: values.status,
             exit_code: values.exit_code,
             command_hash: values.command_hash,

@@ -1,0 +1,55 @@
+// The workspace lifecycle's setup as a step of a run: before the agent's first turn, the setup command
+// runs where the run works (here, or on the SSH host after the ship) with its output as
+// `workspace-setup-*` events. A failure fails the run with the command's exit code and last lines; the
+// next run of the workspace (a retry) runs it again.
+import type { Workspace } from '../store/repositories/workspaces-repository.js'
+import type { SetupPlace, WorkspaceLifecycle } from '../workspaces/lifecycle/workspace-lifecycle.js'
+import type { ActiveRun, RunEnd } from './run-service.js'
+
+/** Runs the setup at `place` if it is due; resolves to the run's failed end, or undefined to go on. */
+export type SetupStep = (place: SetupPlace) => Promise<RunEnd | undefined>
+
+export function createSetupStep(
+  lifecycle: Pick<WorkspaceLifecycle, 'setup'>,
+  active: ActiveRun,
+  workspace: Workspace,
+  options: { env: Readonly<Record<string, string | undefined>>; signal?: AbortSignal },
+): SetupStep {
+  return async (place) => {
+    let started = false
+    try {
+      const result = await lifecycle.setup(workspace, place, {
+        env: options.env,
+        ...(options.signal && { signal: options.signal }),
+        onStart: ({ command, target }) => {
+          started = true
+          active.emit({ type: 'workspace-setup-start', command, target })
+        },
+        onOutput: (stream, text) => active.emit({ type: 'workspace-setup-delta', stream, text }),
+      })
+      if (result.status === 'skipped') {
+        if (result.unapproved) {
+          active.emit({
+            type: 'error',
+            code: 'workspace_config_unapproved',
+            message: `${result.unapproved} is not approved, so its copy, setup, teardown and ports do not apply; the owner can review and approve it with hangar workspaces approve`,
+            retryable: false,
+          })
+        }
+        return undefined
+      }
+      active.emit({ type: 'workspace-setup-end', status: result.status, exitCode: result.exitCode })
+      if (result.status === 'succeeded') return undefined
+      if (options.signal?.aborted) return { status: 'cancelled', reason: 'cancelled during workspace setup' }
+      const where = result.target === 'local' ? '' : ` on ${result.target}`
+      const message = `workspace setup "${result.command}" failed${where} with exit code ${result.exitCode}${result.tail ? `:\n${result.tail}` : ''}`
+      active.emit({ type: 'error', code: 'workspace_setup_failed', message, retryable: true })
+      return { status: 'failed', reason: message }
+    } catch (error) {
+      const message = `workspace setup could not run: ${error instanceof Error ? error.message : String(error)}`
+      if (started) active.emit({ type: 'workspace-setup-end', status: 'failed', exitCode: -1 })
+      active.emit({ type: 'error', code: 'workspace_setup_failed', message, retryable: true })
+      return { status: 'failed', reason: message }
+    }
+  }
+}
