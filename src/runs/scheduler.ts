@@ -21,9 +21,9 @@ import type { Run } from '../store/repositories/runs-repository.js'
 import type { Store } from '../store/store.js'
 import type { SshTargets } from '../workspaces/ssh/ssh-targets.js'
 import type { BuiltinRunner } from './builtin-runs.js'
-import { agentEnvironment, executeCliRun } from './execute-cli-run.js'
+import { executeCliRun } from './execute-cli-run.js'
 import type { WorkspaceLifecycle } from '../workspaces/lifecycle/workspace-lifecycle.js'
-import { createSetupStep, type SetupStep } from './workspace-setup.js'
+import { runLifecycle } from './workspace-setup.js'
 import { cliTimeoutSeconds, type RunActivity, runLimitsFor, startRunLimits } from './run-limits.js'
 import { loadUserProfiles, resolveAgent, type UserProfiles } from './resolve-agent.js'
 import { sessionToResume } from './resume-run.js'
@@ -94,7 +94,7 @@ export function createScheduler(options: SchedulerOptions) {
         detected: adapters,
         userProfiles: await loadUserProfiles(store, userId),
       })
-      const lifecycle = await workspaceLifecycleOf(userId, active, signal)
+      const lifecycle = await runLifecycle(options.lifecycle, userId, active, { env: options.env, signal })
       if (agent.kind === 'builtin') {
         if (!run.conversationId)
           throw new AppError('invalid_request', 'a built-in agent run needs a conversation')
@@ -182,24 +182,6 @@ export function createScheduler(options: SchedulerOptions) {
         if (conversation?.status === 'running')
           await conversations.update(run.conversationId, { status: 'idle' })
       }
-    }
-  }
-
-  /** The run's workspace lifecycle: its setup step and its variables (none outside a workspace). */
-  async function workspaceLifecycleOf(
-    userId: string,
-    active: ActiveRun,
-    signal: AbortSignal,
-  ): Promise<{ setup?: SetupStep; variables: Record<string, string> }> {
-    const lifecycle = options.lifecycle
-    const workspace = lifecycle && (await lifecycle.workspaceOfRun(userId, active.run))
-    if (!lifecycle || !workspace) return { variables: {} }
-    return {
-      setup: createSetupStep(lifecycle, active, workspace, {
-        env: agentEnvironment(options.env, []),
-        signal,
-      }),
-      variables: await lifecycle.variables(workspace.id),
     }
   }
 

@@ -4,6 +4,7 @@
 // next run of the workspace (a retry) runs it again.
 import type { Workspace } from '../store/repositories/workspaces-repository.js'
 import type { SetupPlace, WorkspaceLifecycle } from '../workspaces/lifecycle/workspace-lifecycle.js'
+import { agentEnvironment } from './execute-cli-run.js'
 import type { ActiveRun, RunEnd } from './run-service.js'
 
 /** Runs the setup at `place` if it is due; resolves to the run's failed end, or undefined to go on. */
@@ -51,5 +52,26 @@ export function createSetupStep(
       active.emit({ type: 'error', code: 'workspace_setup_failed', message, retryable: true })
       return { status: 'failed', reason: message }
     }
+  }
+}
+
+/**
+ * A run's workspace lifecycle: the setup step to run before its agent, and the variables its agent gets
+ * (HANGAR_PORT, HANGAR_PORT_COUNT). Nothing for a run outside a workspace (in place in the project).
+ */
+export async function runLifecycle(
+  lifecycle: Pick<WorkspaceLifecycle, 'setup' | 'variables' | 'workspaceOfRun'> | undefined,
+  userId: string,
+  active: ActiveRun,
+  options: { env: Readonly<Record<string, string | undefined>>; signal?: AbortSignal },
+): Promise<{ setup?: SetupStep; variables: Record<string, string> }> {
+  const workspace = lifecycle && (await lifecycle.workspaceOfRun(userId, active.run))
+  if (!lifecycle || !workspace) return { variables: {} }
+  return {
+    setup: createSetupStep(lifecycle, active, workspace, {
+      env: agentEnvironment(options.env, []),
+      ...(options.signal && { signal: options.signal }),
+    }),
+    variables: await lifecycle.variables(workspace.id),
   }
 }
