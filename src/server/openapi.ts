@@ -91,6 +91,19 @@ const WORKSPACE_REMOVAL = {
         reason: { ...nullable('string'), description: 'Why it was kept (e.g. not created by Hangar)' },
       },
     },
+    teardown: {
+      type: 'array',
+      description: "The workspace lifecycle's teardown command, per place it ran (absent when none ran)",
+      items: {
+        type: 'object',
+        required: ['target', 'exitCode', 'tail'],
+        properties: {
+          target: { type: 'string', description: '`local` or the SSH target' },
+          exitCode: { type: 'integer' },
+          tail: { type: 'string', description: 'The last lines of its output' },
+        },
+      },
+    },
   },
 }
 
