@@ -94,10 +94,10 @@ export function createScheduler(options: SchedulerOptions) {
         detected: adapters,
         userProfiles: await loadUserProfiles(store, userId),
       })
-      const lifecycle = await runLifecycle(options.lifecycle, userId, active, { env: options.env, signal })
       if (agent.kind === 'builtin') {
         if (!run.conversationId)
           throw new AppError('invalid_request', 'a built-in agent run needs a conversation')
+        const lifecycle = await runLifecycle(options.lifecycle, userId, active, { env: options.env, signal })
         const failedSetup = await lifecycle.setup?.({ target: 'local', dir: run.cwd })
         if (failedSetup) {
           await active.end(failedSetup)
@@ -124,6 +124,12 @@ export function createScheduler(options: SchedulerOptions) {
       const limits = runLimitsFor(agent.profile)
       // A tripped limit cancels as the user's cancel does, and the run ends failed (run-limits.ts).
       const limited = startRunLimits(active, { limits, activity: options.activity, signal })
+      // Setup counts against the run's limits, and a setup at work is not an idle run.
+      const lifecycle = await runLifecycle(options.lifecycle, userId, active, {
+        env: options.env,
+        signal: limited.signal,
+        busy: limited.busy,
+      })
       const running = executeCliRun(
         active,
         {

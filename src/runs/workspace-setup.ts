@@ -7,6 +7,14 @@ import type { SetupPlace, WorkspaceLifecycle } from '../workspaces/lifecycle/wor
 import { agentEnvironment } from './execute-cli-run.js'
 import type { ActiveRun, RunEnd } from './run-service.js'
 
+export interface SetupStepOptions {
+  env: Readonly<Record<string, string | undefined>>
+  /** The run's signal: a cancel (or a tripped run limit) stops the setup command. */
+  signal?: AbortSignal
+  /** Marks the run busy while the command works (run limits: a setup at work is not an idle agent). */
+  busy?: () => () => void
+}
+
 /** Runs the setup at `place` if it is due; resolves to the run's failed end, or undefined to go on. */
 export type SetupStep = (place: SetupPlace) => Promise<RunEnd | undefined>
 
@@ -14,10 +22,11 @@ export function createSetupStep(
   lifecycle: Pick<WorkspaceLifecycle, 'setup'>,
   active: ActiveRun,
   workspace: Workspace,
-  options: { env: Readonly<Record<string, string | undefined>>; signal?: AbortSignal },
+  options: SetupStepOptions,
 ): SetupStep {
   return async (place) => {
     let started = false
+    const done = options.busy?.()
     try {
       const result = await lifecycle.setup(workspace, place, {
         env: options.env,
@@ -51,6 +60,8 @@ export function createSetupStep(
       if (started) active.emit({ type: 'workspace-setup-end', status: 'failed', exitCode: -1 })
       active.emit({ type: 'error', code: 'workspace_setup_failed', message, retryable: true })
       return { status: 'failed', reason: message }
+    } finally {
+      done?.()
     }
   }
 }
@@ -63,14 +74,14 @@ export async function runLifecycle(
   lifecycle: Pick<WorkspaceLifecycle, 'setup' | 'variables' | 'workspaceOfRun'> | undefined,
   userId: string,
   active: ActiveRun,
-  options: { env: Readonly<Record<string, string | undefined>>; signal?: AbortSignal },
+  options: SetupStepOptions,
 ): Promise<{ setup?: SetupStep; variables: Record<string, string> }> {
   const workspace = lifecycle && (await lifecycle.workspaceOfRun(userId, active.run))
   if (!lifecycle || !workspace) return { variables: {} }
   return {
     setup: createSetupStep(lifecycle, active, workspace, {
+      ...options,
       env: agentEnvironment(options.env, []),
-      ...(options.signal && { signal: options.signal }),
     }),
     variables: await lifecycle.variables(workspace.id),
   }

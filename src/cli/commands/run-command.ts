@@ -131,6 +131,7 @@ async function runOnce(
   const lifecycle = await runLifecycle(runtime.workspaceLifecycle, owner.id, active, {
     env: io.env,
     signal: limited.signal,
+    busy: limited.busy,
   })
   const running = executeCliRun(
     active,
