@@ -314,6 +314,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       tools,
       clock,
       defaultWorkspace: (userId) => workspacePolicy.proposalWorkspace(userId),
+      // The built-in agent's commands get the workspace's HANGAR_PORT as CLI agents do.
+      workspaceVariables: async (userId, runId) => {
+        const run = await store.forUser(userId).runs.get(runId)
+        const workspace = run && (await workspaceLifecycle.workspaceOfRun(userId, run))
+        return workspace ? workspaceLifecycle.variables(workspace.id) : {}
+      },
       nodeId: info.nodeId,
       owner: runs.owner,
     })
