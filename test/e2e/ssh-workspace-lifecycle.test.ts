@@ -2,6 +2,7 @@
 // workspace, before the agent's first turn there — with the copied git-ignored `.env` (ignored files are
 // never shipped, so the lifecycle sends them) and HANGAR_PORT. Real Claude Code runs on a loopback OpenSSH
 // host (`hangar run --isolate`, model traffic tunnelled back to the proxy, the mock model behind it).
+// Removing the workspace runs its teardown there too.
 import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -50,6 +51,7 @@ describe('workspace lifecycle on an SSH target', () => {
         '      copy: [".env"]',
         '      ports: 2',
         `      setup: 'echo "$PWD|$(cat .env)|$HANGAR_PORT" > .setup-where; echo set up on the host'`,
+        `      teardown: 'echo "$PWD" > ../../torn-down-here'`,
       ].join('\n'),
     )
     gitIn(project, 'init', '-q', '-b', 'main')
@@ -64,7 +66,7 @@ describe('workspace lifecycle on an SSH target', () => {
     if (root) await rm(root, { recursive: true, force: true })
   })
 
-  it('runs setup on the host, in its copy of the workspace, with the .env and HANGAR_PORT', async () => {
+  it('runs setup on the host, in its copy of the workspace, with the .env and HANGAR_PORT; teardown there too', async () => {
     const env = cleanEnv({
       PATH: realCliPath(),
       HOME: path.join(root, 'home'),
@@ -108,5 +110,20 @@ describe('workspace lifecycle on an SSH target', () => {
     expect(existsSync(path.join(local, localName!, '.setup-where'))).toBe(false)
     expect(await readFile(path.join(local, localName!, '.env'), 'utf8')).toBe('DB_URL=postgres://local\n')
     expect(String(start.cwd)).toContain(hostWorkspaces)
+
+    // Removing the workspace runs the teardown where the setup ran: on the host, in its copy.
+    const listed = await runHangar(['workspaces', 'list', '--json'], { env, cwd: project })
+    const [workspace] = JSON.parse(listed.stdout) as { id: string }[]
+    const removed = await runHangar(['workspaces', 'remove', workspace!.id, '--json'], {
+      env,
+      cwd: project,
+      timeoutMs: 60_000,
+    })
+    expect(removed.code, removed.stderr).toBe(0)
+    expect(JSON.parse(removed.stdout).teardown).toEqual([{ target: 'box', exitCode: 0, tail: '' }])
+    expect((await readFile(path.join(hostDir, 'torn-down-here'), 'utf8')).trim()).toBe(
+      path.join(hostWorkspaces, key!),
+    )
+    expect(existsSync(path.join(local, localName!))).toBe(false)
   }, 200_000)
 })
