@@ -46,7 +46,7 @@ import { VERSION } from './version.js'
 import { createWorkspaceService, type WorkspaceService } from './workspaces/workspace-service.js'
 import { type AllowedRoots, loadAllowedRoots } from './workspaces/allowed-roots.js'
 import { createWorkspacePolicy, type WorkspacePolicy } from './runs/workspace-policy.js'
-import { agentEnvironment } from './runs/execute-cli-run.js'
+import { setupEnvironment } from './runs/workspace-setup.js'
 import {
   createWorkspaceLifecycle,
   type WorkspaceLifecycle,
@@ -296,7 +296,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       // Today's one project per daemon, named after its directory. Once projects are first-class, pass
       // `projectOf` (a workspace's project name and directory) here.
       defaultProject: projectFromDirectory(options.projectDir),
-      env: agentEnvironment(env, []),
+      env: setupEnvironment(env),
       connection: (name) => (Object.hasOwn(options.config.targets, name) ? targets.get(name) : undefined),
       log: log.child({ component: 'workspace-lifecycle' }),
     })

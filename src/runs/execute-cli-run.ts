@@ -62,7 +62,7 @@ export interface CliRunRequest {
 /** Variables of Hangar itself that an agent process must never inherit. */
 const HANGAR_PRIVATE_ENV = ['HANGAR_SECRET_KEYS', 'HANGAR_DATABASE_URL', 'HANGAR_TEST_DATABASE_URL']
 
-export function agentEnvironment(
+function agentEnvironment(
   env: Readonly<Record<string, string | undefined>>,
   hidden: readonly string[],
 ): Record<string, string | undefined> {

@@ -4,8 +4,24 @@
 // next run of the workspace (a retry) runs it again.
 import type { Workspace } from '../store/repositories/workspaces-repository.js'
 import type { SetupPlace, WorkspaceLifecycle } from '../workspaces/lifecycle/workspace-lifecycle.js'
-import { agentEnvironment } from './execute-cli-run.js'
+import { commandEnvironment } from '../agent/tools/run-command-tool.js'
 import type { ActiveRun, RunEnd } from './run-service.js'
+
+/** Proxy settings a package manager needs to reach its registry: passed through to setup and teardown. */
+const NETWORK_VARIABLES = ['HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy']
+
+/**
+ * The environment of setup and teardown commands: what shells and toolchains need (the built-in agent's
+ * command environment) and the network proxy settings — never the daemon's keys or database URL, which a
+ * repository's committed commands have no business reading.
+ */
+export function setupEnvironment(
+  env: Readonly<Record<string, string | undefined>>,
+): Record<string, string | undefined> {
+  const environment: Record<string, string | undefined> = commandEnvironment(env)
+  for (const name of NETWORK_VARIABLES) if (env[name] !== undefined) environment[name] = env[name]
+  return environment
+}
 
 export interface SetupStepOptions {
   env: Readonly<Record<string, string | undefined>>
@@ -81,7 +97,7 @@ export async function runLifecycle(
   return {
     setup: createSetupStep(lifecycle, active, workspace, {
       ...options,
-      env: agentEnvironment(options.env, []),
+      env: setupEnvironment(options.env),
     }),
     variables: await lifecycle.variables(workspace.id),
   }

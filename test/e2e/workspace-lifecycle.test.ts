@@ -150,7 +150,7 @@ describe('workspace lifecycle (real Claude Code on the mock model)', () => {
           '    workspace:',
           '      copy: [".env"]',
           '      ports: 3',
-          `      setup: 'echo "setup sees $(cat .env)"; echo "$HANGAR_PORT" > .port; if [ -e ${failFlag} ]; then echo "npm ERR! missing dependency" >&2; exit 7; fi'`,
+          `      setup: 'echo "setup sees $(cat .env) key=\${ANTHROPIC_API_KEY:-none}"; echo "$HANGAR_PORT" > .port; if [ -e ${failFlag} ]; then echo "npm ERR! missing dependency" >&2; exit 7; fi'`,
           `      teardown: 'echo "$PWD $HANGAR_PORT" >> ${teardownLog}'`,
         ].join('\n'),
       },
@@ -196,7 +196,8 @@ describe('workspace lifecycle (real Claude Code on the mock model)', () => {
       .filter((event) => event.type === 'workspace-setup-delta')
       .map((event) => event.text)
       .join('')
-    expect(output).toContain('setup sees API_TOKEN=from-the-project')
+    // The .env it was given, and none of the daemon's keys.
+    expect(output).toContain('setup sees API_TOKEN=from-the-project key=none')
 
     // The next message does not run setup again.
     const next = await shop.waitForStatus<RunJson>((await say(shop, conversationId, 'NOTOOL hello')).id)
