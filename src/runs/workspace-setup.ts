@@ -87,7 +87,7 @@ export function createSetupStep(
  * (HANGAR_PORT, HANGAR_PORT_COUNT). Nothing for a run outside a workspace (in place in the project).
  */
 export async function runLifecycle(
-  lifecycle: Pick<WorkspaceLifecycle, 'setup' | 'variables' | 'workspaceOfRun'> | undefined,
+  lifecycle: Pick<WorkspaceLifecycle, 'setup' | 'variablesForRun' | 'workspaceOfRun'> | undefined,
   userId: string,
   active: ActiveRun,
   options: SetupStepOptions,
@@ -99,6 +99,6 @@ export async function runLifecycle(
       ...options,
       env: setupEnvironment(options.env),
     }),
-    variables: await lifecycle.variables(workspace.id),
+    variables: await lifecycle.variablesForRun(workspace),
   }
 }

@@ -104,6 +104,15 @@ describe('workspace lifecycle', () => {
     expect(await service.variables(one.id)).toEqual({})
   })
 
+  it('gives a workspace made before the project asked for ports its ports at its next run', async () => {
+    const ws = await workspace(path.join(root, 'old'))
+    await lifecycle().prepareFiles(ws, ws.path)
+    expect(await lifecycle().variables(ws.id)).toEqual({})
+    const now = lifecycle('projects:\n  shop:\n    workspace: { ports: 1 }\n')
+    expect(await now.variablesForRun(ws)).toEqual({ HANGAR_PORT: '32000', HANGAR_PORT_COUNT: '1' })
+    expect(await now.variablesForRun(ws)).toEqual({ HANGAR_PORT: '32000', HANGAR_PORT_COUNT: '1' })
+  })
+
   it('runs setup once with HANGAR_PORT, keeps a failure with its tail and exit code, and retries it', async () => {
     const flag = path.join(root, 'fail')
     await writeFile(flag, '')

@@ -190,6 +190,17 @@ export function createWorkspaceLifecycle(options: WorkspaceLifecycleOptions) {
       return block
     },
 
+    /**
+     * The variables of a run's workspace, taking its ports first if it has none yet (a workspace made
+     * before the project asked for ports keeps working, and gets them at its next run).
+     */
+    async variablesForRun(workspace: Workspace): Promise<Record<string, string>> {
+      const held = await repository.portsOf(workspace.id)
+      if (held) return portVariables(held)
+      const { config } = await resolve(await projectOf(workspace))
+      return portVariables(await this.allocatePorts(workspace.id, config?.ports ?? 0))
+    },
+
     /** Gives a workspace's ports back (a workspace whose making failed half-way). */
     release: (workspaceId: string) => repository.releasePorts(workspaceId),
 
