@@ -50,6 +50,12 @@ import { createWorkspaceService, type WorkspaceService } from './workspaces/work
 import { type AllowedRoots, loadAllowedRoots } from './workspaces/allowed-roots.js'
 import { createWorkspacePolicy, type WorkspacePolicy } from './runs/workspace-policy.js'
 import { createProjectService, type ProjectService } from './projects/project-service.js'
+import { setupEnvironment } from './runs/workspace-setup.js'
+import {
+  createWorkspaceLifecycle,
+  type WorkspaceLifecycle,
+} from './workspaces/lifecycle/workspace-lifecycle.js'
+import { projectFromDirectory } from './workspaces/lifecycle/lifecycle-config.js'
 
 export interface RuntimeOptions {
   dataDir: string
@@ -103,6 +109,8 @@ export interface Runtime {
   readonly workspaces: WorkspaceService
   /** Where runs may work (the allowed roots, never the data dir) and who works in place. */
   readonly workspacePolicy: WorkspacePolicy
+  /** The project's workspace lifecycle (copy, setup, teardown, ports) and its approval. */
+  readonly workspaceLifecycle: WorkspaceLifecycle
   readonly allowedRoots: AllowedRoots
   /** Registered projects, their members, and who may work on which. */
   readonly projects: ProjectService
@@ -297,11 +305,23 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     })
     // Whatever a tool reads or prints is redacted before the loop, an MCP client or the store sees it.
     const tools = createToolRegistry(redactToolOutputs(createWorkspaceTools(), redactor.text))
+    const targets = createSshTargets(options.config, env)
+    const workspaceLifecycle = createWorkspaceLifecycle({
+      store,
+      config: options.config,
+      // Today's one project per daemon, named after its directory. Once projects are first-class, pass
+      // `projectOf` (a workspace's project name and directory) here.
+      defaultProject: projectFromDirectory(options.projectDir),
+      env: setupEnvironment(env),
+      connection: (name) => (Object.hasOwn(options.config.targets, name) ? targets.get(name) : undefined),
+      log: log.child({ component: 'workspace-lifecycle' }),
+    })
     const workspaces = createWorkspaceService({
       store,
       dataDir: options.dataDir,
       projectDir: options.projectDir,
       nodeId: info.nodeId,
+      lifecycle: workspaceLifecycle,
       log: log.child({ component: 'workspaces' }),
     })
     const workspacePolicy = createWorkspacePolicy({ store, roots: allowedRoots, workspaces, projects })
@@ -310,6 +330,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       tools,
       clock,
       defaultWorkspace: (userId) => workspacePolicy.proposalWorkspace(userId),
+      // The built-in agent's commands get the workspace's HANGAR_PORT as CLI agents do.
+      workspaceVariables: async (userId, runId) => {
+        const run = await store.forUser(userId).runs.get(runId)
+        const workspace = run && (await workspaceLifecycle.workspaceOfRun(userId, run))
+        return workspace ? workspaceLifecycle.variables(workspace.id) : {}
+      },
       nodeId: info.nodeId,
       owner: runs.owner,
     })
@@ -334,7 +360,6 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         refresh: detectOptions.refresh ?? false,
       })
     const supervisor = createSupervisor()
-    const targets = createSshTargets(options.config, env)
     const scheduler = createScheduler({
       store,
       runs,
@@ -349,6 +374,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       targets,
       modelProxy,
       activity: runActivity,
+      lifecycle: workspaceLifecycle,
       log: log.child({ component: 'scheduler' }),
     })
     /** A listener that also serves the proxy; agents are pointed at it until it closes. */
@@ -441,6 +467,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       finalizeRecovery,
       workspaces,
       workspacePolicy,
+      workspaceLifecycle,
       allowedRoots,
       projects,
       submitRun,
@@ -472,6 +499,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             actions,
             runs,
             workspaces,
+            workspaceLifecycle,
             toolWorkspace: (userId: string) => workspacePolicy.toolWorkspace(userId),
             finalizeRun,
             tools,

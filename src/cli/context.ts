@@ -68,10 +68,10 @@ export async function withRuntime<T>(
 export async function viaDaemonOrStore<T>(
   io: CliIo,
   options: GlobalOptions,
-  request: { method: string; route: string },
+  request: { method: string; route: string; body?: unknown },
   direct: (runtime: Runtime) => Promise<T>,
 ): Promise<T> {
   const daemon = await connectDaemon(resolveDataDir(options, io))
-  if (daemon) return daemon.request<T>(request.method, request.route)
+  if (daemon) return daemon.request<T>(request.method, request.route, request.body)
   return withRuntime(io, options, direct)
 }

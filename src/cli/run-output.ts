@@ -51,6 +51,22 @@ export function createRunPrinter(io: CliIo, options: { json: boolean }) {
       case 'error':
         note(`${envelope.retryable || isWarningEvent(envelope) ? 'warning' : 'error'}: ${envelope.message}`)
         break
+      case 'workspace-setup-start':
+        note(
+          `⚙ workspace setup${envelope.target === 'local' ? '' : ` on ${envelope.target}`}: ${envelope.command}`,
+        )
+        break
+      case 'workspace-setup-delta':
+        // The setup's output goes to stderr: stdout is the agent's answer.
+        if (midLine) {
+          io.stdout.write('\n')
+          midLine = false
+        }
+        io.stderr.write(envelope.text)
+        break
+      case 'workspace-setup-end':
+        if (envelope.status === 'succeeded') note('⚙ workspace setup done')
+        break
       case 'raw':
       case 'usage':
         break

@@ -13,6 +13,11 @@ import { WRITE_CLASSIFICATIONS } from './events.js'
 import { KNOWN_PROVIDERS } from './provider-names.js'
 import { permissionIssues } from './permissions.js'
 import { PermissionsSchema } from './permissions-schema.js'
+import {
+  ProjectSettingsSchema,
+  type WorkspaceLifecycleConfig,
+  WorkspaceLifecycleSchema,
+} from './workspace-lifecycle-schema.js'
 
 const name = z
   .string()
@@ -159,6 +164,8 @@ const configShape = z.strictObject({
   adapters: adaptersSchema.default({}),
   proxy: proxySchema.default(() => proxySchema.parse({})),
   server: serverSchema.default(() => serverSchema.parse({})),
+  /** Per-project settings, keyed by project name (the workspace lifecycle). */
+  projects: z.record(name, ProjectSettingsSchema).default({}),
 })
 
 /**
@@ -176,6 +183,7 @@ export const ConfigSchema = configShape.transform(({ providers, ...config }) => 
     services: nameMap(config.services),
     targets: nameMap(config.targets),
     agents: nameMap(config.agents),
+    projects: nameMap(config.projects),
     providers: nameMap(entries as Record<string, z.output<typeof providerSchema>>),
     /** `providers.allowPrivateNetworks`: user-set base URLs may reach loopback and private networks. */
     allowPrivateNetworks: allowPrivateNetworks ?? false,
@@ -366,8 +374,8 @@ const RENAMED_KEYS: Record<string, string> = {
 }
 
 /** The allowed keys at a path of the schema, for "unknown key" hints. */
-function allowedKeysAt(path: readonly PathSegment[]): string[] {
-  let schema: z.core.$ZodType = ConfigSchema
+function allowedKeysAt(root: z.core.$ZodType, path: readonly PathSegment[]): string[] {
+  let schema: z.core.$ZodType = root
   for (const segment of path) {
     schema = unwrap(schema)
     const def = schema._zod.def as {
@@ -406,6 +414,23 @@ function unwrap(schema: z.core.$ZodType): z.core.$ZodType {
  * in the message as `file:line:column: key.path: what is expected`.
  */
 export function parseConfig(text: string, file = 'hangar.yaml'): HangarConfig {
+  return parseYamlWith(ConfigSchema, text, file, crossReferenceIssues)
+}
+
+/**
+ * Parse a repository's `.hangar/workspace.yaml` (the shape of `projects.<name>.workspace`), with the same
+ * errors as hangar.yaml: file, line and key path.
+ */
+export function parseWorkspaceLifecycle(text: string, file: string): WorkspaceLifecycleConfig {
+  return parseYamlWith(WorkspaceLifecycleSchema, text, file, () => [])
+}
+
+function parseYamlWith<Schema extends z.ZodType>(
+  schema: Schema,
+  text: string,
+  file: string,
+  crossReferences: (parsed: z.output<Schema>) => ProfileIssue[],
+): z.output<Schema> {
   const lineCounter = new LineCounter()
   const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true })
   const issues: ConfigIssue[] = []
@@ -450,12 +475,12 @@ export function parseConfig(text: string, file = 'hangar.yaml'): HangarConfig {
         }
         return undefined
       }
-      const parsed = ConfigSchema.safeParse(value)
+      const parsed = schema.safeParse(value)
       if (!parsed.success) {
         for (const issue of parsed.error.issues) {
           const path = issue.path.filter((segment): segment is PathSegment => typeof segment !== 'symbol')
           if (issue.code === 'unrecognized_keys') {
-            const allowed = allowedKeysAt(path)
+            const allowed = allowedKeysAt(schema, path)
             for (const key of issue.keys) {
               const renamed = RENAMED_KEYS[dotted([...path, key])]
               issues.push({
@@ -472,7 +497,7 @@ export function parseConfig(text: string, file = 'hangar.yaml'): HangarConfig {
           }
         }
       } else {
-        for (const issue of crossReferenceIssues(parsed.data)) {
+        for (const issue of crossReferences(parsed.data)) {
           issues.push({
             file,
             ...locate(nodeOffset(issue.path)),

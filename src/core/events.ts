@@ -130,6 +130,7 @@ export const WARNING_ERROR_CODES: readonly string[] = [
   'agent_warning',
   'output_unrecognized',
   'feeds_not_delivered',
+  'workspace_config_unapproved',
 ]
 
 export function isWarningEvent(event: Pick<ErrorEvent, 'code'>): boolean {
@@ -179,6 +180,28 @@ export interface HandoffEvent {
   omitted: number
 }
 
+/**
+ * The workspace's setup command (its project's workspace lifecycle) starting before the agent's first
+ * turn: `target` is `local` or the SSH target it runs on.
+ */
+export interface WorkspaceSetupStartEvent {
+  type: 'workspace-setup-start'
+  command: string
+  target: string
+}
+/** Output of the setup command, as it came. */
+export interface WorkspaceSetupDeltaEvent {
+  type: 'workspace-setup-delta'
+  stream: 'stdout' | 'stderr'
+  text: string
+}
+/** The setup command ended; a failure (non-zero `exitCode`) fails the run, and the next run retries it. */
+export interface WorkspaceSetupEndEvent {
+  type: 'workspace-setup-end'
+  status: 'succeeded' | 'failed'
+  exitCode: number
+}
+
 export type AgentEvent =
   | RunStartEvent
   | HandoffEvent
@@ -193,6 +216,9 @@ export type AgentEvent =
   | RawEvent
   | RunEndEvent
   | FinalizeEndEvent
+  | WorkspaceSetupStartEvent
+  | WorkspaceSetupDeltaEvent
+  | WorkspaceSetupEndEvent
 
 export type AgentEventType = AgentEvent['type']
 
@@ -210,6 +236,9 @@ export const AGENT_EVENT_TYPES = [
   'raw',
   'run-end',
   'finalize-end',
+  'workspace-setup-start',
+  'workspace-setup-delta',
+  'workspace-setup-end',
 ] as const satisfies readonly AgentEventType[]
 
 /** An event as stored and delivered: `seq` is dense per run, `ts` is ISO-8601 UTC. */

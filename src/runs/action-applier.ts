@@ -56,6 +56,8 @@ export interface ActionApplierOptions {
   owner: RunOwner
   /** Where an action without a run is applied (see ActionsServiceOptions). */
   defaultWorkspace?: string | ((userId: string) => Promise<string>)
+  /** The variables of the workspace a run works in (HANGAR_PORT …), for the commands applied there. */
+  workspaceVariables?: (userId: string, runId: string) => Promise<Record<string, string>>
 }
 
 export function createActionApplier(options: ActionApplierOptions) {
@@ -112,6 +114,10 @@ export function createActionApplier(options: ActionApplierOptions) {
           action.input,
           {
             workspace: await workspaceOf(store, userId, action, fallbackWorkspace),
+            ...(action.runId &&
+              options.workspaceVariables && {
+                variables: await options.workspaceVariables(userId, action.runId),
+              }),
             // Recorded (committed) before the command may start, for recovery after a crash.
             beforeCommandStarts: async (pgid) => {
               if (!(await store.forUser(userId).actions.recordProcess(action.id, pgid)))

@@ -78,6 +78,29 @@ describe.each(STORE_ENGINES)('actions-service ($name)', (engine) => {
       (stored) => stored.message.role === 'tool',
     )
 
+  it("applies a confirmed command with its run's workspace variables (HANGAR_PORT)", async () => {
+    const withPorts = createActionsService({
+      store: testStore.store,
+      tools,
+      clock: () => now,
+      workspaceVariables: async (userId, forRun): Promise<Record<string, string>> =>
+        userId === owner.id && forRun === runId ? { HANGAR_PORT: '41007', HANGAR_PORT_COUNT: '1' } : {},
+    })
+    const input = { command: 'echo "$HANGAR_PORT" > port.txt' }
+    await testStore.store.forUser(owner.id).conversations.appendMessage(conversationId, {
+      role: 'assistant',
+      content: [],
+      toolCalls: [{ id: 'call_cmd', name: 'run_command', input }],
+      stopReason: 'tool_use',
+    })
+    const tool = tools.get('run_command') as WriteTool
+    const proposal = (await tool.propose(input, { workspace })) as Proposal
+    const desk = withPorts.createDesk(owner.id, { runId, conversationId }, 'test')
+    const { actionId } = await desk.park({ toolCallId: 'call_cmd', tool: 'run_command', input }, proposal)
+    await withPorts.decide(local(owner), actionId, { kind: 'confirm' })
+    expect(await readFile(path.join(workspace, 'port.txt'), 'utf8')).toBe('41007\n')
+  })
+
   it('parks a proposal without touching the workspace', async () => {
     const id = await propose()
     await expect(readFile(path.join(workspace, 'a.txt'))).rejects.toThrow()

@@ -18,7 +18,7 @@ import type { ActionStatus, PendingAction } from '../store/repositories/actions-
 import type { Run } from '../store/repositories/runs-repository.js'
 import type { Repositories, Store } from '../store/store.js'
 import { assertMayDecide, type Decider, deciderActor } from './action-decider.js'
-import { appendToolResult, createActionApplier } from './action-applier.js'
+import { type ActionApplierOptions, appendToolResult, createActionApplier } from './action-applier.js'
 import { INTERRUPTED } from './action-recovery.js'
 import type { RunOwner, RunService } from './run-service.js'
 import type { Scheduler } from './scheduler.js'
@@ -70,6 +70,8 @@ export interface ActionsServiceOptions {
   nodeId?: string
   /** This process, named in the claim of an action it applies (default: this host, pid and a boot id). */
   owner?: RunOwner
+  /** The variables of a run's workspace (HANGAR_PORT …), for the commands applied there. */
+  workspaceVariables?: ActionApplierOptions['workspaceVariables']
 }
 
 export function createActionsService(options: ActionsServiceOptions) {
@@ -85,6 +87,7 @@ export function createActionsService(options: ActionsServiceOptions) {
     tools,
     owner,
     ...(options.defaultWorkspace !== undefined && { defaultWorkspace: options.defaultWorkspace }),
+    ...(options.workspaceVariables && { workspaceVariables: options.workspaceVariables }),
   })
 
   /** A write lands in its run's workspace: on another node's disk, this node cannot apply it. */

@@ -29,6 +29,7 @@ import { createRemoteLaunch, type RemoteLaunch } from './remote-launch.js'
 import { createStderrEvents } from './stderr-events.js'
 import type { ActiveRun, RunEnd } from './run-service.js'
 import { createSessionRecorder } from './session-recorder.js'
+import type { SetupStep } from './workspace-setup.js'
 
 export interface CliRunRequest {
   agent: string
@@ -54,6 +55,11 @@ export interface CliRunRequest {
   target?: SshConnection | undefined
   /** The model route (the proxy's); without it the CLI gets `endpoint` directly. */
   route?: CliRouteHooks | undefined
+  /**
+   * The workspace lifecycle's setup, before the agent starts (locally first thing; on a target after the
+   * ship): a failed end it returns ends the run.
+   */
+  beforeAgent?: SetupStep | undefined
 }
 
 /** Variables of Hangar itself that an agent process must never inherit. */
@@ -94,6 +100,14 @@ export async function executeCliRun(
   let skills: PlacedSkills | undefined
   let routeClosed = false
   try {
+    if (!request.target) {
+      // Before anything of the run is in the workspace: what setup makes is not the agent's change.
+      const failedSetup = await request.beforeAgent?.({ target: 'local', dir: request.cwd })
+      if (failedSetup) {
+        routeClosed = true
+        return failedSetup
+      }
+    }
     // The workspace as it was before the agent: what changes after it and goes unreported is synthesised.
     const runChanges = await startRunChanges(request.cwd)
     skills = await placeSkills(
@@ -127,6 +141,14 @@ export async function executeCliRun(
       }
       // Before the agent starts: a run whose process dies from here on is still brought back.
       await active.recordShipped(shipped)
+      const failedSetup = await request.beforeAgent?.({
+        target: request.target.target.name,
+        connection: request.target,
+        dir: shipped.remoteDir,
+        localDir: request.cwd,
+      })
+      // The host copy was marked as this run's: released by the sync-back.
+      if (failedSetup) return await finalizeRemote(active, request.target, shipped, failedSetup)
       const launch = createRemoteLaunch(request.target, shipped, active.run.id, {
         isolateHome: request.isolateHome ?? false,
       })

@@ -23,6 +23,8 @@ import type { Store } from '../store/store.js'
 import type { SshTargets } from '../workspaces/ssh/ssh-targets.js'
 import type { BuiltinRunner } from './builtin-runs.js'
 import { executeCliRun } from './execute-cli-run.js'
+import type { WorkspaceLifecycle } from '../workspaces/lifecycle/workspace-lifecycle.js'
+import { runLifecycle } from './workspace-setup.js'
 import { cliTimeoutSeconds, type RunActivity, runLimitsFor, startRunLimits } from './run-limits.js'
 import { loadUserProfiles, resolveAgent, type UserProfiles } from './resolve-agent.js'
 import { runToResume } from './resume-run.js'
@@ -48,6 +50,8 @@ export interface SchedulerOptions {
   modelProxy: ModelProxy
   /** Run limits: which runs are watched, and their model requests in flight. */
   activity?: RunActivity
+  /** The projects' workspace lifecycle: setup before a workspace's first agent turn, its ports. */
+  lifecycle?: WorkspaceLifecycle
   log: Logger
 }
 
@@ -95,6 +99,12 @@ export function createScheduler(options: SchedulerOptions) {
       if (agent.kind === 'builtin') {
         if (!run.conversationId)
           throw new AppError('invalid_request', 'a built-in agent run needs a conversation')
+        const lifecycle = await runLifecycle(options.lifecycle, userId, active, { env: options.env, signal })
+        const failedSetup = await lifecycle.setup?.({ target: 'local', dir: run.cwd })
+        if (failedSetup) {
+          await active.end(failedSetup)
+          return
+        }
         await options.builtin.execute(
           userId,
           active,
@@ -120,6 +130,12 @@ export function createScheduler(options: SchedulerOptions) {
       const limits = runLimitsFor(agent.profile)
       // A tripped limit cancels as the user's cancel does, and the run ends failed (run-limits.ts).
       const limited = startRunLimits(active, { limits, activity: options.activity, signal })
+      // Setup counts against the run's limits, and a setup at work is not an idle run.
+      const lifecycle = await runLifecycle(options.lifecycle, userId, active, {
+        env: options.env,
+        signal: limited.signal,
+        busy: limited.busy,
+      })
       const running = executeCliRun(
         active,
         {
@@ -137,7 +153,9 @@ export function createScheduler(options: SchedulerOptions) {
           permissions: agent.profile?.permissions,
           skills,
           isolateHome: agent.profile?.isolateHome ?? false,
-          env: options.env,
+          // HANGAR_PORT and HANGAR_PORT_COUNT of the workspace, on a target too.
+          env: { ...options.env, ...lifecycle.variables },
+          beforeAgent: lifecycle.setup,
           timeoutSeconds: cliTimeoutSeconds(limits),
           target,
           route: options.modelProxy.forCliRun({

@@ -43,6 +43,7 @@ import { registerSettingsRoutes } from './routes/settings-routes.js'
 import { registerTokenRoutes } from './routes/token-routes.js'
 import { registerUsageRoutes } from './routes/usage-routes.js'
 import { registerWorkspaceRoutes } from './routes/workspace-routes.js'
+import type { WorkspaceLifecycle } from '../workspaces/lifecycle/workspace-lifecycle.js'
 import { defaultWebRoot, registerWebApp } from './web-app.js'
 
 /** JSON API bodies are small; the proxy (its own limit, proxy.bodyLimitMb) carries images and histories. */
@@ -57,6 +58,8 @@ export interface RuntimeServices {
   runs: RunService
   /** Conversations' worktrees and one-off workspaces. */
   workspaces: WorkspaceService
+  /** The project's workspace lifecycle: shown to anyone, approved by the owner. */
+  workspaceLifecycle: Pick<WorkspaceLifecycle, 'show' | 'approve'>
   /** Where a user's MCP workspace tools work: the project for the owner, a member's own workspace. */
   toolWorkspace: (userId: string) => Promise<string>
   /** Retries a run's failed workspace finalize. */

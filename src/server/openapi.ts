@@ -5,6 +5,7 @@ import { z } from 'zod'
 import { resumeRunSchema } from '../runs/resume-run.js'
 import { submitRunSchema } from '../runs/submit-run.js'
 import { projectCreateSchema, projectUpdateSchema } from './routes/project-routes.js'
+import { approveWorkspaceConfigSchema } from './routes/workspace-routes.js'
 
 interface Operation {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete'
@@ -109,6 +110,19 @@ const WORKSPACE_REMOVAL = {
         name: { type: 'string' },
         deleted: { type: 'boolean' },
         reason: { ...nullable('string'), description: 'Why it was kept (e.g. not created by Hangar)' },
+      },
+    },
+    teardown: {
+      type: 'array',
+      description: "The workspace lifecycle's teardown command, per place it ran (absent when none ran)",
+      items: {
+        type: 'object',
+        required: ['target', 'exitCode', 'tail'],
+        properties: {
+          target: { type: 'string', description: '`local` or the SSH target' },
+          exitCode: { type: 'integer' },
+          tail: { type: 'string', description: 'The last lines of its output' },
+        },
       },
     },
   },
@@ -458,6 +472,19 @@ const OPERATIONS: Operation[] = [
     path: '/api/projects/{id}/members/{userId}',
     summary: 'Revoke a project from a member (owner)',
     response: ref('Project'),
+  },
+  {
+    method: 'get',
+    path: '/api/workspace-config',
+    summary:
+      "The project's workspace lifecycle (copy, setup, teardown, ports): where it comes from, and whether the repository's .hangar/workspace.yaml is approved",
+  },
+  {
+    method: 'post',
+    path: '/api/workspace-config/approve',
+    summary:
+      "Approve the repository's .hangar/workspace.yaml as reviewed (owner only: its commands run on the host; 409 when it changed since)",
+    body: approveWorkspaceConfigSchema,
   },
   { method: 'post', path: '/api/mcp', summary: 'MCP Streamable HTTP endpoint (stateless; bearer PAT only)' },
   { method: 'get', path: '/api/tokens', summary: 'Personal access tokens (session only)' },

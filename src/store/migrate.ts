@@ -12,6 +12,7 @@ import * as runPinnedNode from './migrations/0007-run-pinned-node.js'
 import * as actionApplying from './migrations/0008-action-applying.js'
 import * as builtinSettings from './migrations/0009-builtin-settings.js'
 import * as projects from './migrations/0010-projects.js'
+import * as workspaceLifecycle from './migrations/0011-workspace-lifecycle.js'
 import type { Database } from './schema.js'
 
 export const MIGRATIONS: Record<string, Migration> = {
@@ -25,6 +26,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0008-action-applying': actionApplying,
   '0009-builtin-settings': builtinSettings,
   '0010-projects': projects,
+  '0011-workspace-lifecycle': workspaceLifecycle,
 }
 
 export async function migrateToLatest(db: Kysely<Database>, engine: 'sqlite' | 'postgres'): Promise<void> {

@@ -275,6 +275,34 @@ export interface ProjectMembersTable {
   created_at: string
 }
 
+/** One port held by a live workspace (HANGAR_PORT …); the primary key keeps ports distinct. */
+export interface WorkspacePortsTable {
+  port: number
+  workspace_id: string
+  created_at: string
+}
+
+/** Where a workspace's setup command ran ('local' or an SSH target's name) and how it ended. */
+export interface WorkspaceSetupsTable {
+  workspace_id: string
+  target: string
+  /** Where it ran: the workspace's directory on that host (teardown runs there). */
+  dir: string
+  status: 'succeeded' | 'failed'
+  exit_code: number | null
+  /** SHA-256 of the command that ran: a changed command runs again. */
+  command_hash: string
+  updated_at: string
+}
+
+/** The owner's approval of a project's `.hangar/workspace.yaml`: the SHA-256 of its exact content. */
+export interface WorkspaceConfigApprovalsTable {
+  project: string
+  content_hash: string
+  approved_by: string
+  approved_at: string
+}
+
 export interface Database {
   users: UsersTable
   personal_access_tokens: PersonalAccessTokensTable
@@ -294,4 +322,7 @@ export interface Database {
   nodes: NodesTable
   projects: ProjectsTable
   project_members: ProjectMembersTable
+  workspace_ports: WorkspacePortsTable
+  workspace_setups: WorkspaceSetupsTable
+  workspace_config_approvals: WorkspaceConfigApprovalsTable
 }

@@ -30,6 +30,7 @@ import { createSessionsRepository } from './repositories/sessions-repository.js'
 import { createTokensRepository } from './repositories/tokens-repository.js'
 import { createUsersRepository } from './repositories/users-repository.js'
 import { createWorkspaceSweep, createWorkspacesRepository } from './repositories/workspaces-repository.js'
+import { createWorkspaceLifecycleRepository } from './repositories/workspace-lifecycle-repository.js'
 
 function createUserScope(context: RepositoryContext, userId: string) {
   return {
@@ -62,6 +63,7 @@ function createRepositories(context: RepositoryContext) {
     credentialEnvelopes: createCredentialEnvelopes(context),
     workspaceSweep: createWorkspaceSweep(context),
     proxyRequestLog: createProxyRequestLog(context),
+    workspaceLifecycle: createWorkspaceLifecycleRepository(context),
     forUser: (userId: string): UserScope => createUserScope(context, userId),
   }
 }

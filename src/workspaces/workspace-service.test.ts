@@ -8,6 +8,8 @@ import type { User } from '../store/repositories/users-repository.js'
 import { currentBranch } from './git.js'
 import { createWorkspaceService, type WorkspaceService } from './workspace-service.js'
 import { gitIn } from '../../test/helpers/git-fixture.js'
+import { parseConfig } from '../core/config.js'
+import { createWorkspaceLifecycle } from './lifecycle/workspace-lifecycle.js'
 
 interface Fixture {
   testStore: TestStore
@@ -237,5 +239,71 @@ describe.each(STORE_ENGINES)('workspace-service ($name)', (engine) => {
       expect(again.id).not.toBe(first!.id)
       expect(again.branch).toBe(`hangar/${other.id}`)
     })
+  })
+})
+
+describe('workspace-service with a workspace lifecycle', () => {
+  it('copies files and takes ports when a workspace is made, and tears down and frees them on removal', async () => {
+    const testStore = await STORE_ENGINES[0]!.open()
+    const scratch = await realpath(await makeTempDir('hangar-wsl-'))
+    try {
+      const project = path.join(scratch, 'project')
+      await mkdir(project)
+      await writeFile(path.join(project, '.gitignore'), '.env\n')
+      await writeFile(path.join(project, '.env'), 'KEY=1\n')
+      gitIn(project, 'init', '-q', '-b', 'main')
+      gitIn(project, 'add', '.')
+      gitIn(project, 'commit', '-q', '-m', 'first')
+      const { store } = testStore
+      const owner = await store.users.create({ name: 'owner', role: 'owner' })
+      const yaml = [
+        'projects:',
+        '  project:',
+        '    workspace:',
+        '      copy: [".env"]',
+        '      ports: 2',
+        `      teardown: 'echo "$HANGAR_PORT" > ${path.join(scratch, 'torn')}'`,
+      ].join('\n')
+      const lifecycle = createWorkspaceLifecycle({
+        store,
+        config: parseConfig(yaml),
+        defaultProject: { name: 'project', dir: project },
+        env: { PATH: process.env.PATH },
+        portRange: { from: 33_000, to: 33_003 },
+      })
+      const service = createWorkspaceService({
+        store,
+        dataDir: testStore.dataDir,
+        projectDir: project,
+        nodeId: 'test-node',
+        lifecycle,
+      })
+      const workspace = await service.isolated(owner.id, project)
+      expect(await readFile(path.join(workspace.cwd, '.env'), 'utf8')).toBe('KEY=1\n')
+      expect(await lifecycle.variables(workspace.id)).toEqual({
+        HANGAR_PORT: '33000',
+        HANGAR_PORT_COUNT: '2',
+      })
+
+      // No two free ports are left: the next workspace cannot be made, and nothing of it stays behind.
+      const refused = await errorOf(service.isolated(owner.id, project))
+      expect(refused.code).toBe('conflict')
+      expect(refused.message).toContain('no 2 free consecutive ports left in 33000-33002')
+      expect((await service.list(owner.id)).map((listed) => listed.id)).toEqual([workspace.id])
+      expect(gitIn(project, 'worktree', 'list').split('\n')).toHaveLength(2)
+
+      // A run's setup step records where the workspace was set up (even with no setup command): teardown runs there.
+      await lifecycle.setup(workspace, { target: 'local', dir: workspace.cwd }, { env: {} })
+      const removal = await service.remove(owner.id, workspace.id)
+      expect(removal.teardown).toEqual([{ target: 'local', exitCode: 0, tail: '' }])
+      expect(await readFile(path.join(scratch, 'torn'), 'utf8')).toBe('33000\n')
+      expect(await lifecycle.variables(workspace.id)).toEqual({})
+      // Its ports are free again.
+      const next = await service.isolated(owner.id, project)
+      expect(await lifecycle.variables(next.id)).toEqual({ HANGAR_PORT: '33000', HANGAR_PORT_COUNT: '2' })
+    } finally {
+      await testStore.dispose()
+      await rm(scratch, { recursive: true, force: true })
+    }
   })
 })

@@ -21,6 +21,7 @@ import {
   verifyWorkspace,
   workspaceCwd,
 } from './local-workspaces.js'
+import type { TeardownResult, WorkspaceLifecycle } from './lifecycle/workspace-lifecycle.js'
 
 /** Run statuses during which a workspace is in use and may not be removed. */
 export const BUSY_RUN_STATUSES = ['queued', 'preparing', 'running', 'finalizing'] as const
@@ -43,6 +44,8 @@ export interface WorkspaceRemoval {
   /** False when there was nothing to remove (in place, already gone, or removed before). */
   removedFiles: boolean
   branch: BranchOutcome | null
+  /** The lifecycle's teardown command, where it ran (none when the project has none). */
+  teardown?: TeardownResult[]
 }
 
 export interface WorkspaceServiceOptions {
@@ -52,6 +55,8 @@ export interface WorkspaceServiceOptions {
   projectDir: string
   /** This host's node id: a workspace's files are on the node that made it. */
   nodeId: string
+  /** The project's workspace lifecycle: files copied and ports taken when made, teardown when removed. */
+  lifecycle?: Pick<WorkspaceLifecycle, 'prepareFiles' | 'teardown' | 'release'>
   log?: Logger
 }
 
@@ -122,11 +127,40 @@ export function createWorkspaceService(options: WorkspaceServiceOptions) {
         if (conversationId) await scope.conversations.update(conversationId, { workspaceId: row.id })
         return row
       })
-      return { ...workspace, cwd: created.kind === 'in_place' ? created.path : created.cwd }
+      const cwd = created.kind === 'in_place' ? created.path : created.cwd
+      await prepareFiles(userId, workspace, cwd)
+      return { ...workspace, cwd }
     } catch (error) {
       if (created.kind !== 'in_place') await removeWorkspaceFiles(created).catch(() => undefined)
       throw error
     }
+  }
+
+  /** The lifecycle's part of a new workspace; a failure forgets the workspace (its files go with save's). */
+  async function prepareFiles(userId: string, workspace: Workspace, cwd: string): Promise<void> {
+    if (!options.lifecycle) return
+    try {
+      await options.lifecycle.prepareFiles(workspace, cwd)
+    } catch (error) {
+      await options.lifecycle.release(workspace.id).catch(() => undefined)
+      const scope = store.forUser(userId)
+      await scope.workspaces.markRemoved(workspace.id)
+      if (workspace.conversationId)
+        await scope.conversations.update(workspace.conversationId, { workspaceId: null })
+      throw error
+    }
+  }
+
+  /** The lifecycle's teardown before a workspace's files go; its failure is reported, never blocking. */
+  async function teardown(workspace: Workspace): Promise<TeardownResult[] | undefined> {
+    if (!options.lifecycle) return undefined
+    return options.lifecycle.teardown(workspace).catch((error: unknown) => {
+      log.warn('workspace teardown could not run', {
+        workspaceId: workspace.id,
+        error: error instanceof Error ? error.message : String(error),
+      })
+      return undefined
+    })
   }
 
   /** A worktree of a repository with a commit; else a copy (a repository with no commit has no HEAD). */
@@ -239,6 +273,7 @@ export function createWorkspaceService(options: WorkspaceServiceOptions) {
     if (workspace.status === 'removed') return { workspace, removedFiles: false, branch: null }
     await assertIdle(scope, workspace)
     assertOnThisNode(workspace)
+    const tornDown = await teardown(workspace)
     const files = await removeWorkspaceFiles(workspace)
     await scope.workspaces.markRemoved(id)
     if (workspace.conversationId) {
@@ -246,7 +281,7 @@ export function createWorkspaceService(options: WorkspaceServiceOptions) {
       if (conversation?.workspaceId === id)
         await scope.conversations.update(conversation.id, { workspaceId: null })
     }
-    return { workspace: await getOwned(scope, id), ...files }
+    return { workspace: await getOwned(scope, id), ...files, ...(tornDown?.length && { teardown: tornDown }) }
   }
 
   return {
@@ -420,6 +455,7 @@ export function createWorkspaceService(options: WorkspaceServiceOptions) {
       for (const workspace of await store.workspaceSweep.orphans()) {
         if (workspace.nodeId && workspace.nodeId !== nodeId) continue
         try {
+          await teardown(workspace)
           await removeWorkspaceFiles(workspace)
           await store.forUser(workspace.userId).workspaces.markRemoved(workspace.id)
           removed++

@@ -117,6 +117,14 @@ describe('run-command-tool', () => {
     expect(output.content).toBe('given\n[exit code 0]')
   })
 
+  it("gives the command its workspace's variables (HANGAR_PORT) on top of its environment", async () => {
+    const tool = createRunCommandTool({ environment: { PATH: process.env.PATH } })
+    const input = { command: 'echo "$HANGAR_PORT/$HANGAR_PORT_COUNT"' }
+    const withPorts = { ...context, variables: { HANGAR_PORT: '41000', HANGAR_PORT_COUNT: '2' } }
+    const output = await tool.apply(input, withPorts, (await tool.propose(input, withPorts)) as Proposal)
+    expect(output.content).toBe('41000/2\n[exit code 0]')
+  })
+
   // Issue 17 item 8: a crash during an approved command must leave a process group that a restarted
   // daemon can find and kill — so it is handed out (and recorded) before anything of the command runs.
   it('hands out its process group before the command starts, and runs nothing if recording fails', async () => {

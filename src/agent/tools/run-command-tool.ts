@@ -276,7 +276,7 @@ export function createRunCommandTool(options: RunCommandToolOptions = {}): Write
         command: input.command,
         cwd,
         timeoutSeconds,
-        environment: options.environment ?? commandEnvironment(),
+        environment: { ...(options.environment ?? commandEnvironment()), ...context.variables },
         ...(context.signal && { signal: context.signal }),
         ...(context.beforeCommandStarts && { beforeStart: context.beforeCommandStarts }),
       })

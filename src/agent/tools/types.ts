@@ -14,6 +14,8 @@ export interface ToolContext {
    * command never starts.
    */
   beforeCommandStarts?: (pgid: number) => Promise<void>
+  /** Variables the workspace's commands get on top of their environment (HANGAR_PORT, HANGAR_PORT_COUNT). */
+  variables?: Readonly<Record<string, string>>
 }
 
 /** What the model gets back from a tool call. */

@@ -8,6 +8,7 @@ import { AppError } from '../../core/errors.js'
 import type { Runtime } from '../../main.js'
 import { parseLimitDuration } from '../../core/duration.js'
 import { executeCliRun } from '../../runs/execute-cli-run.js'
+import { runLifecycle } from '../../runs/workspace-setup.js'
 import { cliTimeoutSeconds, runLimitsFor, startRunLimits } from '../../runs/run-limits.js'
 import { loadUserProfiles, resolveAgentOrDefault } from '../../runs/resolve-agent.js'
 import { assertResumable, releaseIfOwnerGone } from '../../runs/resume-run.js'
@@ -142,6 +143,12 @@ async function runOnce(
   // `--timeout` replaces the profile's wall clock; a tripped limit cancels as Ctrl-C does (run-limits.ts).
   const limits = runLimitsFor(agent.profile, options.timeout)
   const limited = startRunLimits(active, { limits, activity: runtime.runActivity, signal: controller.signal })
+  // An --isolate workspace gets its project's lifecycle: setup before the agent, HANGAR_PORT.
+  const lifecycle = await runLifecycle(runtime.workspaceLifecycle, owner.id, active, {
+    env: io.env,
+    signal: limited.signal,
+    busy: limited.busy,
+  })
   const running = executeCliRun(
     active,
     {
@@ -157,9 +164,10 @@ async function runOnce(
       permissions: agent.profile?.permissions,
       skills,
       isolateHome: agent.profile?.isolateHome ?? false,
-      env: io.env,
+      env: { ...io.env, ...lifecycle.variables },
       timeoutSeconds: cliTimeoutSeconds(limits),
       target,
+      beforeAgent: lifecycle.setup,
       route: runtime.modelProxy.forCliRun({
         userId: owner.id,
         agent: agent.name,

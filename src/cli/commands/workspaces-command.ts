@@ -3,6 +3,7 @@
 import type { Command } from 'commander'
 import type { Workspace } from '../../store/repositories/workspaces-repository.js'
 import type { WorkspaceDetails, WorkspaceRemoval } from '../../workspaces/workspace-service.js'
+import type { ResolvedLifecycle } from '../../workspaces/lifecycle/lifecycle-config.js'
 import { type GlobalOptions, viaDaemonOrStore } from '../context.js'
 import { type CliIo, formatTable, printJson } from '../output.js'
 
@@ -15,9 +16,12 @@ export function describeRemoval(removal: WorkspaceRemoval): string {
   const files = removal.removedFiles
     ? `removed ${noun} ${workspace.path}`
     : `${noun} ${workspace.path} was already gone`
-  if (!branch) return files
-  if (branch.deleted) return `${files} and branch ${branch.name}`
-  return `${files}; kept branch ${branch.name} (${branch.reason ?? 'kept'})`
+  const teardown = (removal.teardown ?? [])
+    .map((run) => `; teardown${run.target === 'local' ? '' : ` on ${run.target}`} exited ${run.exitCode}`)
+    .join('')
+  if (!branch) return `${files}${teardown}`
+  if (branch.deleted) return `${files} and branch ${branch.name}${teardown}`
+  return `${files}; kept branch ${branch.name} (${branch.reason ?? 'kept'})${teardown}`
 }
 
 export function registerWorkspacesCommand(program: Command, io: CliIo, globals: () => GlobalOptions): void {
@@ -107,4 +111,79 @@ export function registerWorkspacesCommand(program: Command, io: CliIo, globals: 
       if (options.json) return printJson(io, removal)
       io.stdout.write(`${describeRemoval(removal)}\n`)
     })
+
+  workspaces
+    .command('config')
+    .description("the project's workspace lifecycle: files copied, setup and teardown commands, ports")
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }) => {
+      const resolved = await viaDaemonOrStore<ResolvedLifecycle>(
+        io,
+        globals(),
+        { method: 'GET', route: '/api/workspace-config' },
+        (runtime) => runtime.workspaceLifecycle.show(runtime.owner.id),
+      )
+      if (options.json) return printJson(io, resolved)
+      io.stdout.write(describeLifecycle(resolved))
+    })
+
+  workspaces
+    .command('approve')
+    .description(
+      "approve the repository's .hangar/workspace.yaml as it is now (owner only: it runs commands)",
+    )
+    .option('--hash <sha256>', 'approve only if the file still has this hash (from workspaces config --json)')
+    .option('--json', 'print JSON')
+    .action(async (options: { hash?: string; json?: boolean }) => {
+      const approve = async (contentHash: string) =>
+        viaDaemonOrStore<ResolvedLifecycle>(
+          io,
+          globals(),
+          { method: 'POST', route: '/api/workspace-config/approve', body: { contentHash } },
+          (runtime) => runtime.workspaceLifecycle.approve(runtime.owner.id, contentHash),
+        )
+      let hash = options.hash
+      if (!hash) {
+        const current = await viaDaemonOrStore<ResolvedLifecycle>(
+          io,
+          globals(),
+          { method: 'GET', route: '/api/workspace-config' },
+          (runtime) => runtime.workspaceLifecycle.show(runtime.owner.id),
+        )
+        // What is approved is what was just shown; a file changed in between is refused by its hash.
+        hash = current.repositoryFile?.contentHash ?? '0'.repeat(64)
+      }
+      const resolved = await approve(hash)
+      if (options.json) return printJson(io, resolved)
+      io.stdout.write(`approved ${resolved.repositoryFile?.path}\n${describeLifecycle(resolved)}`)
+    })
+}
+
+/** The lifecycle as `hangar workspaces config` prints it. */
+export function describeLifecycle(resolved: ResolvedLifecycle): string {
+  const lines: string[] = [`project      ${resolved.project}`]
+  const file = resolved.repositoryFile
+  const from =
+    resolved.source === 'hangar.yaml'
+      ? `hangar.yaml (projects.${resolved.project}.workspace)`
+      : resolved.source === 'repository'
+        ? `${file?.path} (approved ${file?.approvedAt})`
+        : 'nothing applies'
+  lines.push(`from         ${from}`)
+  const config = resolved.config ?? (file && !file.approved ? file.config : null)
+  if (config) {
+    const pending = resolved.config ? '' : ' (not approved: does not run)'
+    if (config.copy.length) lines.push(`copy         ${config.copy.join(', ')}${pending}`)
+    if (config.setup) lines.push(`setup        ${config.setup}${pending}`)
+    if (config.teardown) lines.push(`teardown     ${config.teardown}${pending}`)
+    if (config.ports) lines.push(`ports        ${config.ports} (HANGAR_PORT, HANGAR_PORT_COUNT)${pending}`)
+  }
+  if (file && !file.approved && resolved.source !== 'hangar.yaml') {
+    lines.push(
+      file.problem
+        ? `problem      ${file.problem}`
+        : `approve      hangar workspaces approve --hash ${file.contentHash} (owner only)`,
+    )
+  }
+  return `${lines.join('\n')}\n`
 }

@@ -42,6 +42,21 @@ describe('transcript', () => {
     ])
   })
 
+  it("shows the workspace setup's command and output before the agent's items", () => {
+    seq = 0
+    const transcript = fold([
+      envelope({ type: 'workspace-setup-start', command: 'npm ci', target: 'buildbox' }),
+      envelope({ type: 'workspace-setup-delta', stream: 'stdout', text: 'added 12 packages\n' }),
+      envelope({ type: 'workspace-setup-end', status: 'succeeded', exitCode: 0 }),
+      envelope({ type: 'run-start', agent: 'claude-code', adapter: 'claude-code', cwd: '/w', proxied: true }),
+      envelope({ type: 'text-delta', text: 'ready' }),
+    ])
+    expect(transcript.run_A!.items).toEqual([
+      { kind: 'raw', stream: 'stdout', lines: ['workspace setup on buildbox: npm ci', 'added 12 packages'] },
+      { kind: 'text', text: 'ready' },
+    ])
+  })
+
   it('folds a sub-agent’s events under the tool call that started it, at any depth', () => {
     seq = 0
     const sub = 'toolu_task'

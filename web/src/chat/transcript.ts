@@ -193,6 +193,19 @@ function foldEvent(run: RunTranscript, envelope: EventEnvelope): RunTranscript {
         items: [...run.items, { kind: 'error', code: 'workspace_finalize_failed', message }],
       }
     }
+    // The workspace's setup command before the agent: shown as its output lines (a failure also has an
+    // `error` event).
+    case 'workspace-setup-start': {
+      const where = envelope.target === 'local' ? '' : ` on ${envelope.target}`
+      const line = `workspace setup${where}: ${envelope.command}`
+      return { ...next, items: foldItem(run.items, { type: 'raw', stream: 'stdout', value: line }) }
+    }
+    case 'workspace-setup-delta': {
+      const value = envelope.text.replace(/\n$/, '')
+      return { ...next, items: foldItem(run.items, { type: 'raw', stream: envelope.stream, value }) }
+    }
+    case 'workspace-setup-end':
+      return next
     default: {
       // A sub-agent's events go under the call that started it; without that call, at the top.
       const parentId = 'parentId' in envelope ? envelope.parentId : undefined
