@@ -309,9 +309,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const workspaceLifecycle = createWorkspaceLifecycle({
       store,
       config: options.config,
-      // Today's one project per daemon, named after its directory. Once projects are first-class, pass
-      // `projectOf` (a workspace's project name and directory) here.
+      // The daemon's directory when no project is registered (runs there are as before projects).
       defaultProject: projectFromDirectory(options.projectDir),
+      // A workspace's lifecycle is its registered project's (hangar.yaml's `projects.<name>`, by that name).
+      projectOf: async (workspace) => {
+        const project = await store.projects.findByPath(workspace.projectPath)
+        return projectFromDirectory(project?.path ?? workspace.projectPath, project?.name)
+      },
       env: setupEnvironment(env),
       connection: (name) => (Object.hasOwn(options.config.targets, name) ? targets.get(name) : undefined),
       log: log.child({ component: 'workspace-lifecycle' }),

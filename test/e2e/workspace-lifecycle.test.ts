@@ -152,6 +152,9 @@ describe('workspace lifecycle (real Claude Code on the mock model)', () => {
           '      ports: 3',
           `      setup: 'echo "setup sees $(cat .env) key=\${ANTHROPIC_API_KEY:-none}"; echo "$HANGAR_PORT" > .port; if [ -e ${failFlag} ]; then echo "npm ERR! missing dependency" >&2; exit 7; fi'`,
           `      teardown: 'echo "$PWD $HANGAR_PORT" >> ${teardownLog}'`,
+          '  storefront:',
+          '    workspace:',
+          '      copy: [".env"]',
         ].join('\n'),
       },
       { mock, refusingUrl: refusing.url },
@@ -259,6 +262,43 @@ describe('workspace lifecycle (real Claude Code on the mock model)', () => {
     const log = await readFile(path.join(path.dirname(failFlag), 'teardown.log'), 'utf8')
     expect(log).toContain(`${workspace.path} ${port}\n`)
     expect(existsSync(workspace.path)).toBe(false)
+  })
+
+  // Last here: with a second project, conversations must name theirs.
+  it("follows a registered project by its name, not its directory's: hangar.yaml's projects.<name>", async () => {
+    const second = path.join(shop.root, 'store-app')
+    await mkdir(second)
+    await writeFile(path.join(second, '.gitignore'), '.env\n')
+    await writeFile(path.join(second, '.env'), 'API_TOKEN=from-the-storefront\n')
+    await writeFile(path.join(second, 'README.md'), '# storefront\n')
+    gitIn(second, 'init', '-q', '-b', 'main')
+    gitIn(second, 'add', '-A')
+    gitIn(second, 'commit', '-qm', 'first')
+    const added = await shop.api<{ id: string }>('POST', '/api/projects', {
+      path: second,
+      name: 'storefront',
+    })
+    expect(added.status, JSON.stringify(added.json)).toBe(201)
+    const config = await shop.api<LifecycleJson & { project: string }>(
+      'GET',
+      `/api/workspace-config?projectId=${added.json.id}`,
+    )
+    expect(config.json).toMatchObject({ project: 'storefront', source: 'hangar.yaml' })
+    // Another user's view of a project not granted to them is a 404, as for the project itself.
+    const member = await fetch(`${shop.daemon.url}/api/workspace-config?projectId=${added.json.id}`, {
+      headers: { authorization: `Bearer ${shop.memberToken}` },
+    })
+    expect(member.status).toBe(404)
+
+    const created = await shop.api<{ id: string }>('POST', '/api/conversations', {
+      agent: 'claude-code',
+      projectId: added.json.id,
+    })
+    expect(created.status, JSON.stringify(created.json)).toBe(201)
+    const run = await shop.waitForStatus<RunJson>((await say(shop, created.json.id, 'NOTOOL hi')).id)
+    expect(run.status, run.reason ?? '').toBe('succeeded')
+    const workspace = await workspaceOf(shop, created.json.id)
+    expect(await readFile(path.join(workspace.path, '.env'), 'utf8')).toBe('API_TOKEN=from-the-storefront\n')
   })
 })
 

@@ -13,7 +13,7 @@ import { type CliIo, formatTable, printJson } from '../output.js'
 const actorOf = (runtime: Runtime) => `user:${runtime.owner.id}`
 
 /** A project by id or name, among those the owner has. */
-async function findProject(runtime: Runtime, nameOrId: string): Promise<Project> {
+export async function findProject(runtime: Runtime, nameOrId: string): Promise<Project> {
   const all = await runtime.projects.list(runtime.owner.id)
   const found = all.find((project) => project.id === nameOrId || project.name === nameOrId)
   if (!found) {

@@ -3,9 +3,10 @@
 import type { Command } from 'commander'
 import type { Workspace } from '../../store/repositories/workspaces-repository.js'
 import type { WorkspaceDetails, WorkspaceRemoval } from '../../workspaces/workspace-service.js'
-import type { ResolvedLifecycle } from '../../workspaces/lifecycle/lifecycle-config.js'
-import { type GlobalOptions, viaDaemonOrStore } from '../context.js'
+import { projectFromDirectory, type ResolvedLifecycle } from '../../workspaces/lifecycle/lifecycle-config.js'
+import { type GlobalOptions, viaDaemonOrStore, withRuntime } from '../context.js'
 import { type CliIo, formatTable, printJson } from '../output.js'
+import { findProject } from './projects-command.js'
 
 /** One line saying what a removal did, e.g. "removed worktree … and branch hangar/…". */
 export function describeRemoval(removal: WorkspaceRemoval): string {
@@ -25,6 +26,13 @@ export function describeRemoval(removal: WorkspaceRemoval): string {
 }
 
 export function registerWorkspacesCommand(program: Command, io: CliIo, globals: () => GlobalOptions): void {
+  /** `--project NAME|ID`: the project's id (for the daemon) and its name and directory (for the store). */
+  const projectOption = async (nameOrId: string | undefined) => {
+    if (!nameOrId) return undefined
+    const project = await withRuntime(io, globals(), (runtime) => findProject(runtime, nameOrId))
+    return { id: project.id, lifecycle: projectFromDirectory(project.path, project.name) }
+  }
+
   const workspaces = program
     .command('workspaces')
     .description("list, show and remove conversations' worktrees and --isolate workspaces")
@@ -115,13 +123,15 @@ export function registerWorkspacesCommand(program: Command, io: CliIo, globals: 
   workspaces
     .command('config')
     .description("the project's workspace lifecycle: files copied, setup and teardown commands, ports")
+    .option('--project <name|id>', "the project (default: the daemon's directory)")
     .option('--json', 'print JSON')
-    .action(async (options: { json?: boolean }) => {
+    .action(async (options: { project?: string; json?: boolean }) => {
+      const project = await projectOption(options.project)
       const resolved = await viaDaemonOrStore<ResolvedLifecycle>(
         io,
         globals(),
-        { method: 'GET', route: '/api/workspace-config' },
-        (runtime) => runtime.workspaceLifecycle.show(runtime.owner.id),
+        { method: 'GET', route: `/api/workspace-config${project ? `?projectId=${project.id}` : ''}` },
+        (runtime) => runtime.workspaceLifecycle.show(runtime.owner.id, project?.lifecycle),
       )
       if (options.json) return printJson(io, resolved)
       io.stdout.write(describeLifecycle(resolved))
@@ -133,22 +143,28 @@ export function registerWorkspacesCommand(program: Command, io: CliIo, globals: 
       "approve the repository's .hangar/workspace.yaml as it is now (owner only: it runs commands)",
     )
     .option('--hash <sha256>', 'approve only if the file still has this hash (from workspaces config --json)')
+    .option('--project <name|id>', "the project (default: the daemon's directory)")
     .option('--json', 'print JSON')
-    .action(async (options: { hash?: string; json?: boolean }) => {
+    .action(async (options: { hash?: string; project?: string; json?: boolean }) => {
+      const project = await projectOption(options.project)
       const approve = async (contentHash: string) =>
         viaDaemonOrStore<ResolvedLifecycle>(
           io,
           globals(),
-          { method: 'POST', route: '/api/workspace-config/approve', body: { contentHash } },
-          (runtime) => runtime.workspaceLifecycle.approve(runtime.owner.id, contentHash),
+          {
+            method: 'POST',
+            route: '/api/workspace-config/approve',
+            body: { contentHash, ...(project && { projectId: project.id }) },
+          },
+          (runtime) => runtime.workspaceLifecycle.approve(runtime.owner.id, contentHash, project?.lifecycle),
         )
       let hash = options.hash
       if (!hash) {
         const current = await viaDaemonOrStore<ResolvedLifecycle>(
           io,
           globals(),
-          { method: 'GET', route: '/api/workspace-config' },
-          (runtime) => runtime.workspaceLifecycle.show(runtime.owner.id),
+          { method: 'GET', route: `/api/workspace-config${project ? `?projectId=${project.id}` : ''}` },
+          (runtime) => runtime.workspaceLifecycle.show(runtime.owner.id, project?.lifecycle),
         )
         // What is approved is what was just shown; a file changed in between is refused by its hash.
         hash = current.repositoryFile?.contentHash ?? '0'.repeat(64)

@@ -6,6 +6,7 @@ import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { RuntimeServices } from '../app.js'
 import type { AppVariables } from '../auth-middleware.js'
+import { projectFromDirectory } from '../../workspaces/lifecycle/lifecycle-config.js'
 import { readJsonBody } from '../request-body.js'
 
 export const approveWorkspaceConfigSchema = z.strictObject({
@@ -13,21 +14,32 @@ export const approveWorkspaceConfigSchema = z.strictObject({
     .string()
     .regex(/^[0-9a-f]{64}$/, 'expected the SHA-256 hex digest GET /api/workspace-config shows')
     .describe('The hash of the file as reviewed: a file changed since is refused (409)'),
+  projectId: z.string().optional().describe("The project whose file it is (default: the daemon's)"),
 })
 
 export function registerWorkspaceRoutes(
   app: Hono<{ Variables: AppVariables }>,
-  deps: { runtime: Pick<RuntimeServices, 'workspaces' | 'workspaceLifecycle'> },
+  deps: { runtime: Pick<RuntimeServices, 'workspaces' | 'workspaceLifecycle' | 'projects'> },
 ): void {
-  const { workspaces, workspaceLifecycle } = deps.runtime
+  const { workspaces, workspaceLifecycle, projects } = deps.runtime
+  // A project the caller may use (another's, or an ungranted one, is a 404), as the lifecycle names it.
+  const lifecycleProject = async (userId: string, projectId: string | undefined) => {
+    if (!projectId) return undefined
+    const project = await projects.get(userId, projectId)
+    return projectFromDirectory(project.path, project.name)
+  }
 
-  app.get('/api/workspace-config', async (context) =>
-    context.json(await workspaceLifecycle.show(context.get('principal').user.id)),
-  )
+  app.get('/api/workspace-config', async (context) => {
+    const userId = context.get('principal').user.id
+    const project = await lifecycleProject(userId, context.req.query('projectId'))
+    return context.json(await workspaceLifecycle.show(userId, project))
+  })
 
   app.post('/api/workspace-config/approve', async (context) => {
+    const userId = context.get('principal').user.id
     const body = await readJsonBody(context, approveWorkspaceConfigSchema)
-    return context.json(await workspaceLifecycle.approve(context.get('principal').user.id, body.contentHash))
+    const project = await lifecycleProject(userId, body.projectId)
+    return context.json(await workspaceLifecycle.approve(userId, body.contentHash, project))
   })
 
   app.get('/api/workspaces', async (context) =>
