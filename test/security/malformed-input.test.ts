@@ -84,7 +84,7 @@ describe('malformed input (issue 17 item 11)', () => {
     expect(await response.json()).toEqual({
       error: {
         code: 'invalid_json',
-        message: expect.stringMatching(/^the request body is not valid UTF-8 \(.+\)$/),
+        message: expect.stringMatching(/^the request body is not valid UTF-8; .+$/),
         retryable: false,
         details: null,
       },

@@ -127,6 +127,8 @@ describe('proxy hardening', () => {
       HANGAR_DATA_DIR: dataDir,
       ANTHROPIC_API_KEY: 'sk-ant-test-hardening-0123456789',
       ANTHROPIC_BASE_URL: mock.url,
+      // The loop test counts the proxy's per-request lines, which are at debug.
+      HANGAR_LOG_LEVEL: 'debug',
     })
     daemon = await startDaemon(['--data-dir', dataDir, '--port', String(port)], { env, cwd: project })
     expect(daemon.url).toBe(`http://127.0.0.1:${port}`)

@@ -109,7 +109,7 @@ describe('run boundaries: configuration', () => {
       expect(refused.status).toBe(400)
       const { error } = (await refused.json()) as { error: { message: string } }
       expect(error.message).toContain(
-        `cwd ${elsewhere} is outside the allowed roots: ${project}, ${shared} (`,
+        `cwd ${elsewhere} is outside the allowed roots: ${project}, ${shared}; register it as a project`,
       )
     } finally {
       await daemon.stop()
