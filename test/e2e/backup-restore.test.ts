@@ -132,6 +132,14 @@ describe('hangar backup and restore round trip (issue 21)', { timeout: 180_000 }
     }
   })
 
+  it('documents both commands in --help', async () => {
+    for (const command of ['backup', 'restore']) {
+      const help = await runHangar([command, '--help'])
+      expect(help.code, command).toBe(0)
+      expect(help.stdout).toContain(`Usage: hangar ${command} [options] <file>`)
+    }
+  })
+
   it('refuses on PostgreSQL with the pg_dump command to use', async () => {
     const result = await runHangar(
       [
