@@ -131,6 +131,24 @@ describe('hangar backup and restore (store level)', () => {
     expect(await fs.readdir(empty)).toEqual([])
   })
 
+  it('refuses a file that is not a SQLite store, writing nothing', async () => {
+    const dataDir = await tempDir()
+    await fs.writeFile(path.join(dataDir, 'hangar.db'), 'these are my notes, not a database'.repeat(100))
+    const target = path.join(await tempDir(), 'out.backup')
+    await expect(
+      writeBackup({
+        storeFile: path.join(dataDir, 'hangar.db'),
+        keyFile: path.join(dataDir, KEY_FILE_NAME),
+        target,
+        hangarVersion: '0.0.0-test',
+      }),
+    ).rejects.toMatchObject({
+      code: 'database_unavailable',
+      message: expect.stringContaining('SQLITE_NOTADB'),
+    })
+    expect(await fs.readdir(path.dirname(target))).toEqual([])
+  })
+
   it('restores only into an empty or new data dir', async () => {
     const backup = await backupOf(await dataDirWith(['a']))
     const occupied = await tempDir()

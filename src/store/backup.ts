@@ -112,6 +112,16 @@ async function snapshotSqlite(storeFile: string, snapshot: string): Promise<void
   try {
     source.pragma('busy_timeout = 5000')
     await source.backup(snapshot, { progress: () => ALL_PAGES })
+  } catch (error) {
+    const code = codeOf(error)
+    throw new AppError('database_unavailable', `cannot snapshot the store ${storeFile} (${code})`, {
+      retryable: code === 'SQLITE_BUSY',
+      hint:
+        code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT'
+          ? 'the file is not a Hangar database: check --data-dir'
+          : 'no backup was written; check the file and try again',
+      cause: error,
+    })
   } finally {
     source.close()
   }
