@@ -96,9 +96,13 @@ describe('hangar backup and restore round trip (issue 21)', { timeout: 180_000 }
     expect(await readdir(occupied)).toEqual(['keep.txt'])
 
     const restoredDir = path.join(root, 'restored')
-    const restore = await runHangar(['restore', backupFile, '--data-dir', restoredDir], options)
+    const restore = await runHangar(['restore', backupFile, '--data-dir', restoredDir, '--json'], options)
     expect(restore.code, restore.stderr).toBe(0)
-    expect(restore.stderr).toMatch(/Restored hangar\.db and secret\.key/)
+    expect(JSON.parse(restore.stdout)).toMatchObject({
+      file: backupFile,
+      files: ['hangar.db', 'secret.key'],
+      hangarVersion: expect.any(String),
+    })
     await daemon.stop()
     daemon = undefined
 
