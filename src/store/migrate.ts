@@ -74,7 +74,7 @@ async function refuseNewerDatabase(
           where type = 'table' and name = 'hangar_migrations'`.execute(db)
   if (exists.rows.length === 0) return
   const applied = await sql<{ name: string }>`select name from hangar_migrations order by name`.execute(db)
-  const unknown = applied.rows.map((row) => row.name).filter((name) => !(name in MIGRATIONS))
+  const unknown = applied.rows.map((row) => row.name).filter((name) => !Object.hasOwn(MIGRATIONS, name))
   if (unknown.length === 0) return
   throw new AppError(
     'database_unavailable',
