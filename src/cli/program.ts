@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander'
 import { VERSION } from '../version.js'
 import { registerActionsCommand } from './commands/actions-command.js'
 import { registerAgentsCommand } from './commands/agents-command.js'
+import { registerBackupCommands } from './commands/backup-commands.js'
 import { registerDoctorCommand } from './commands/doctor-command.js'
 import { registerLoginCommands } from './commands/login-command.js'
 import { registerProjectsCommand } from './commands/projects-command.js'
@@ -49,6 +50,7 @@ export function buildProgram(io: CliIo, options: RunOptions = {}): Command {
   registerProxyCommands(program, io, globals)
   registerSecretsCommand(program, io, globals)
   registerDoctorCommand(program, io, globals)
+  registerBackupCommands(program, io, globals)
 
   for (const command of program.commands) {
     command.exitOverride()

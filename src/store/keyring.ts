@@ -20,7 +20,8 @@ const STANDARD_BASE64 = /^[A-Za-z0-9+/]+={0,2}$/
 const URL_SAFE_BASE64 = /^[A-Za-z0-9_-]+={0,2}$/
 const FORMAT = '<key id>:<base64 key>[,<key id>:<base64 key>…]'
 const GENERATE_HINT = 'generate one with: openssl rand -base64 32'
-const KEY_FILE_NAME = 'secret.key'
+/** The instance key file in the data dir (SQLite instances without HANGAR_SECRET_KEYS). */
+export const KEY_FILE_NAME = 'secret.key'
 
 /**
  * Parses a keyring value. Messages name an entry by its position and key id only: the value is key

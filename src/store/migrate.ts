@@ -14,6 +14,7 @@ import * as builtinSettings from './migrations/0009-builtin-settings.js'
 import * as projects from './migrations/0010-projects.js'
 import * as workspaceLifecycle from './migrations/0011-workspace-lifecycle.js'
 import type { Database } from './schema.js'
+import { VERSION } from '../version.js'
 
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
@@ -36,6 +37,7 @@ export async function migrateToLatest(db: Kysely<Database>, engine: 'sqlite' | '
     engine === 'postgres'
       ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
       : undefined
+  await refuseNewerDatabase(db, engine, schema)
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => MIGRATIONS },
@@ -56,6 +58,37 @@ export async function migrateToLatest(db: Kysely<Database>, engine: 'sqlite' | '
       },
     )
   }
+}
+
+/**
+ * Migrations are forward-only: a database that has run a migration this binary does not know was written
+ * by a newer Hangar, whose schema this code cannot read or write safely. It is refused before the migrator
+ * (which takes a lock, i.e. writes) touches it, so the file or schema stays exactly as it was.
+ */
+async function refuseNewerDatabase(
+  db: Kysely<Database>,
+  engine: 'sqlite' | 'postgres',
+  schema: string | undefined,
+): Promise<void> {
+  const exists =
+    engine === 'postgres'
+      ? await sql<{ found: number }>`select 1 as found from information_schema.tables
+          where table_schema = ${schema ?? 'public'} and table_name = 'hangar_migrations'`.execute(db)
+      : await sql<{ found: number }>`select 1 as found from sqlite_master
+          where type = 'table' and name = 'hangar_migrations'`.execute(db)
+  if (exists.rows.length === 0) return
+  const applied = await sql<{ name: string }>`select name from hangar_migrations order by name`.execute(db)
+  const unknown = applied.rows.map((row) => row.name).filter((name) => !Object.hasOwn(MIGRATIONS, name))
+  if (unknown.length === 0) return
+  throw new AppError(
+    'database_unavailable',
+    `this database was written by a newer Hangar (it has migration ${unknown.join(', ')}, unknown to hangar ${VERSION}); upgrade hangar`,
+    {
+      retryable: false,
+      hint: 'install the Hangar version that wrote it, or a newer one; the database was not changed',
+      details: { unknownMigrations: unknown },
+    },
+  )
 }
 
 function messageOf(error: unknown): string {

@@ -80,14 +80,20 @@ function describeFsError(error: unknown): string {
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   const url = options.url?.trim()
-  if (!url) return openSqlite(path.join(options.dataDir, 'hangar.db'), options.dataDir)
-  if (url.startsWith('sqlite:')) {
-    const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
-    if (!file) throw invalidUrl(url, 'sqlite: needs a file path, e.g. sqlite:/var/lib/hangar/hangar.db')
-    return openSqlite(path.resolve(file), path.dirname(path.resolve(file)))
-  }
-  if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url, options)
-  throw invalidUrl(url, 'expected postgres://user@host:5432/dbname or sqlite:<path>')
+  const file = sqliteStoreFile(options)
+  if (file) return openSqlite(file, url ? path.dirname(file) : options.dataDir)
+  if (url && /^postgres(ql)?:\/\//.test(url)) return openPostgres(url, options)
+  throw invalidUrl(url ?? '', 'expected postgres://user@host:5432/dbname or sqlite:<path>')
+}
+
+/** The SQLite file the options name (`<data-dir>/hangar.db` by default), or undefined for PostgreSQL. */
+export function sqliteStoreFile(options: Pick<OpenDatabaseOptions, 'url' | 'dataDir'>): string | undefined {
+  const url = options.url?.trim()
+  if (!url) return path.join(options.dataDir, 'hangar.db')
+  if (!url.startsWith('sqlite:')) return undefined
+  const file = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
+  if (!file) throw invalidUrl(url, 'sqlite: needs a file path, e.g. sqlite:/var/lib/hangar/hangar.db')
+  return path.resolve(file)
 }
 
 function invalidUrl(url: string, expected: string): AppError {
