@@ -109,7 +109,7 @@ describe('web UI: workspace lifecycle of a project', () => {
     // Cancelling approves nothing.
     await panel(page).getByRole('button', { name: 'Approve…' }).click()
     await confirm.getByRole('button', { name: 'Cancel' }).click()
-    expect(await confirm.count()).toBe(0)
+    await expect.poll(() => confirm.count()).toBe(0)
     expect((await lifecycle()).repositoryFile?.approved).toBe(false)
 
     await panel(page).getByRole('button', { name: 'Approve…' }).click()
