@@ -9,6 +9,7 @@ import type {
 } from '../../../src/core/api-types'
 import type { ProfileConfig } from '../../../src/core/config'
 import type { PermissionsInfo } from '../../../src/core/permissions'
+import type { WorkspaceLifecycleConfig } from '../../../src/core/workspace-lifecycle-schema'
 import type { FieldError } from './field-errors'
 
 export type { BudgetStatus, UsageGroup, UsageNumbers, UsageReport } from '../../../src/core/api-types'
@@ -34,6 +35,27 @@ export interface Project {
   /** User ids the owner granted it to (shown to the owner). */
   members?: string[]
 }
+
+/** A repository's committed `.hangar/workspace.yaml`, as GET /api/workspace-config shows it. */
+export interface RepositoryLifecycleFile {
+  path: string
+  /** SHA-256 of the file: what approving it names, so what runs is what the owner read. */
+  contentHash: string
+  approved: boolean
+  approvedAt: string | null
+  config: WorkspaceLifecycleConfig | null
+  /** Why it does not parse, or null. */
+  problem: string | null
+}
+
+/** GET /api/workspace-config: mirrors ResolvedLifecycle (src/workspaces/lifecycle/lifecycle-config.ts). */
+export interface WorkspaceLifecycle {
+  project: string
+  source: 'hangar.yaml' | 'repository' | 'none'
+  config: WorkspaceLifecycleConfig | null
+  repositoryFile: RepositoryLifecycleFile | null
+}
+export type { WorkspaceLifecycleConfig }
 
 export interface ProjectsResponse {
   projects: Project[]

@@ -1,8 +1,10 @@
 // Projects: the folders (or git checkouts) agents work in. Add one by its path on the daemon's host — the
 // daemon's refusal (no such directory, inside the data dir, already a project) is shown under the input —
-// remove one after a confirmation, and, as the owner, grant members access to it.
+// remove one after a confirmation, and, as the owner, grant members access to it. Each shows its workspace
+// lifecycle (components/workspace-lifecycle-card.tsx), which the owner approves when the repository sets it.
 import { type FormEvent, useState } from 'react'
 import { useToast } from '../components/toasts'
+import { WorkspaceLifecycleCard } from '../components/workspace-lifecycle-card'
 import { api, ApiError } from '../lib/api'
 import { fieldErrorsByKey, unplacedErrors } from '../lib/field-errors'
 import { formatWhen } from '../lib/format'
@@ -222,6 +224,7 @@ export function ProjectsPage({ isOwner }: { isOwner: boolean }) {
                     {project.defaultAgent ?? 'none'} · added {formatWhen(project.createdAt)}
                   </span>
                   {isOwner && <Members project={project} onChanged={() => void reload()} />}
+                  <WorkspaceLifecycleCard project={project} isOwner={isOwner} />
                 </span>
                 <button
                   type="button"
