@@ -20,7 +20,7 @@ import {
   startMockModelServer,
 } from '../fixtures/mock-model-server.js'
 import { createApiClient } from '../helpers/api-client.js'
-import { launchChromium, screenshot } from '../helpers/browser.js'
+import { ARTIFACTS_DIR, launchChromium, screenshot } from '../helpers/browser.js'
 import { gitIn } from '../helpers/git-fixture.js'
 import { cleanEnv, type RunningDaemon, runHangar, startDaemon } from '../helpers/hangar-cli.js'
 import { loopbackOnlyEnv, realCliPath, startRefusingProxy, TEST_API_KEY } from '../helpers/real-cli-cases.js'
@@ -104,6 +104,14 @@ describe("a new user's first hour (README, Chromium, real Claude Code on the moc
   const { api } = createApiClient(() => ({ url: daemon.url, token }))
 
   const shot = async (name: string) => shots.push(await screenshot(page, `first-hour-${name}`))
+  /** The chat as it is on screen: a full-page shot would paint the sticky composer over the last run. */
+  async function chatShot(name: string): Promise<void> {
+    await runs().last().scrollIntoViewIfNeeded()
+    const file = path.join(ARTIFACTS_DIR, `first-hour-${name}.png`)
+    await mkdir(ARTIFACTS_DIR, { recursive: true })
+    await page.screenshot({ path: file })
+    shots.push(file)
+  }
   const addForm = () => page.getByRole('form', { name: 'Add a project' })
   const switcher = () => page.getByRole('banner').getByRole('combobox', { name: 'Project' })
   const runs = () => page.locator('section.run')
@@ -285,7 +293,7 @@ describe("a new user's first hour (README, Chromium, real Claude Code on the moc
       // In the conversation's own worktree, not in the user's checkout.
       expect(await readFile(path.join(claudeRun.cwd, 'notes.txt'), 'utf8')).toBe('hello\n')
       expect(claudeRun.cwd).not.toBe(dirs.shop)
-      await shot('4-claude')
+      await chatShot('4-claude')
     },
     RUN_TIMEOUT + 60_000,
   )
@@ -305,7 +313,7 @@ describe("a new user's first hour (README, Chromium, real Claude Code on the moc
       const run = runs().nth(1)
       expect(await run.locator('.run-agent').textContent()).toBe('builtin')
       expect(await run.locator('.agent-text').last().textContent()).toBe('hello from mock')
-      await shot('5-builtin')
+      await chatShot('5-builtin')
     },
     RUN_TIMEOUT + 60_000,
   )
@@ -321,7 +329,7 @@ describe("a new user's first hour (README, Chromium, real Claude Code on the moc
       expect(last).toContain('User: What is in the workspace now? NOTOOL')
       expect(last).toContain('builtin replied: hello from mock\n')
       expect(await runs().nth(2).locator('.agent-text').last().textContent()).toBeTruthy()
-      await shot('6-claude-again')
+      await chatShot('6-claude-again')
     },
     RUN_TIMEOUT + 60_000,
   )
@@ -396,7 +404,7 @@ describe("a new user's first hour (README, Chromium, real Claude Code on the moc
         .poll(() => runs().nth(index).locator('.run-cost').textContent())
         .toBe(expected.get(runId)!.shown)
     }
-    await shot('8-chat-costs')
+    await chatShot('8-chat-costs')
     // The Runs page (all projects).
     await switcher().selectOption('')
     await page.getByRole('link', { name: 'Runs' }).click()
