@@ -84,6 +84,9 @@ function costOfAnswers(requests: RecordedRequest[]): number | undefined {
 }
 
 const RUN_TIMEOUT = 240_000
+/** The lifecycle project's setup: installs its local package dependency the way a package manager would, offline. */
+const SETUP =
+  'mkdir -p node_modules/leftpad && cp vendor/leftpad/* node_modules/leftpad/ && echo installed leftpad'
 
 describe("a new user's first hour (README, Chromium, real Claude Code on the mock model)", () => {
   let mock: MockModelServer
@@ -456,7 +459,7 @@ describe("a new user's first hour (README, Chromium, real Claude Code on the moc
           '    workspace:',
           "      copy: ['.env']",
           // Installs the local package dependency the way a package manager would, with no network.
-          '      setup: mkdir -p node_modules/leftpad && cp vendor/leftpad/* node_modules/leftpad/',
+          `      setup: '${SETUP}'`,
         ].join('\n'),
       )
       const port = new URL(daemon.url).port
@@ -479,7 +482,17 @@ describe("a new user's first hour (README, Chromium, real Claude Code on the moc
         'module.exports',
       )
       expect(await readFile(path.join(run.cwd, 'check.txt'), 'utf8')).toBe('ready\n')
-      await shot('11-lifecycle')
+      // The setup ran before Claude's turn, and its output is in the chat (README: run events).
+      const events = await eventsOf(run.id)
+      expect(events.find((event) => event.type === 'workspace-setup-start')).toMatchObject({ command: SETUP })
+      expect(events.find((event) => event.type === 'workspace-setup-end')).toMatchObject({
+        status: 'succeeded',
+        exitCode: 0,
+      })
+      const setupEnd = events.findIndex((event) => event.type === 'workspace-setup-end')
+      expect(setupEnd).toBeLessThan(events.findIndex((event) => event.type === 'tool-call'))
+      await expect.poll(() => runs().first().textContent()).toContain('installed leftpad')
+      await chatShot('11-lifecycle')
       expect(pageErrors).toEqual([])
     },
     RUN_TIMEOUT + 120_000,
