@@ -338,35 +338,45 @@ describe("a new user's first hour (README, Chromium, real Claude Code on the moc
   )
 
   it(
-    'talks to the built-in agent in the second project; the switcher filters the list',
+    'talks to the built-in agent and Claude Code in the second project (a plain folder); the switcher filters the list',
     async () => {
       const notes = (await projectNamed('notes'))!
       const shop = (await projectNamed('shop'))!
       await switcher().selectOption(notes.id)
-      const run = await send('Hello notes. NOTOOL', 'builtin', true)
+      const run = await send('Hello notes.', 'builtin', true)
       const notesConversation = conversationId()
       expect(
         (await api<{ projectId: string }>('GET', `/api/conversations/${notesConversation}`)).json.projectId,
       ).toBe(notes.id)
       expect(run.conversationId).toBe(notesConversation)
+      // Claude Code in the same conversation: a plain folder's conversation works in a copy of it. (The
+      // built-in agent's turn above carries no mock directive: handed to Claude, a NOTOOL would stop its write.)
+      const claude = await send('Tick it off. FILE=done.txt CONTENT=milk', 'claude-code', false)
+      expect(await runs().nth(1).locator('details.file-change summary').textContent()).toMatch(
+        /create\s*done\.txt/,
+      )
+      expect(await readFile(path.join(claude.cwd, 'done.txt'), 'utf8')).toBe('milk\n')
+      expect(await readFile(path.join(claude.cwd, 'todo.txt'), 'utf8')).toBe('buy milk\n')
+      expect(claude.cwd).not.toBe(dirs.notes)
+      await chatShot('7-notes-chat')
 
       await page.getByRole('link', { name: 'Conversations' }).click()
       const list = page.getByRole('list', { name: 'Conversations' })
       await expect
         .poll(() => list.getByRole('link').allTextContents())
         .toEqual([expect.stringContaining('Hello notes')])
-      await shot('7-list-notes')
+      await shot('7-list-notes-only')
       await switcher().selectOption(shop.id)
       await expect
         .poll(() => list.getByRole('link').allTextContents())
         .toEqual([expect.stringContaining('Create the notes.')])
       expect(pageErrors).toEqual([])
     },
-    RUN_TIMEOUT + 60_000,
+    2 * RUN_TIMEOUT + 60_000,
   )
 
   it("shows each run's cost as the price table or the agent makes it, in the chat, on Runs and on Usage", async () => {
-    expect(answersOf.size).toBe(4)
+    expect(answersOf.size).toBe(5)
     // Per run: the price table's figure for the mock's usage when every answer is priced; else the figure
     // the agent reported itself (its one usage event), shown with "(agent)".
     const expected = new Map<string, { agent: string; cost: number; shown: string; byAgent: boolean }>()
