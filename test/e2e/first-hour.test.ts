@@ -259,6 +259,11 @@ describe("a new user's first hour (README, Chromium, real Claude Code on the moc
         `project path ${missing} does not exist on the daemon's host; create the directory first, or check the spelling`,
       )
     expect(await addForm().getByLabel('Path on the daemon’s host').getAttribute('aria-invalid')).toBe('true')
+    // The message under one input leaves its neighbours as they were (they stretched to its height).
+    const heightOf = async (label: string | RegExp) =>
+      (await addForm().getByLabel(label).boundingBox())?.height
+    expect(await heightOf(/^Name/)).toBe(await heightOf('Path on the daemon’s host'))
+    expect(await heightOf(/^Default agent/)).toBeLessThan(60)
     await shot('2-wrong-path')
 
     await addProject(dirs.shop, 'shop')
