@@ -2,6 +2,7 @@
 // while it runs), collapsible reasoning and tool calls, file changes with their diffs, proposals waiting for
 // a decision, errors, and the run's usage and cost.
 import { isWarningEvent } from '../../../src/core/events'
+import { describeRunCost } from '../../../src/core/usage-cost'
 import { ActionCard } from '../components/action-card'
 import { DiffView } from '../components/diff-view'
 import { StatusBadge, isActiveStatus } from '../components/status-badge'
@@ -168,6 +169,11 @@ export function RunView({
   const active = isActiveStatus(status)
   const usage = transcript?.usage ?? run.usage
   const cost = usage?.costUsd ?? run.costUsd
+  // Said as everywhere else (`(agent)` marker, `unknown`); a running run's partial usage has no verdict yet.
+  const costText =
+    usage && (usage.costSource !== undefined || (cost !== null && cost !== undefined))
+      ? describeRunCost(cost, usage.costSource, formatUsd)
+      : null
   const items = transcript?.items ?? []
   const reason = transcript?.end?.reason ?? run.reason
   const shownReason = !active && reason && status !== 'succeeded' ? reason : undefined
@@ -239,7 +245,7 @@ export function RunView({
           {usage && (
             <span title="input + output + cache tokens">{formatTokens(totalTokens(usage))} tokens</span>
           )}
-          {cost !== null && cost !== undefined && <span>{formatUsd(cost)}</span>}
+          {costText && <span className="run-cost">{costText}</span>}
           {transcript?.start && !transcript.start.proxied && (
             <span title="This run talked to its provider directly: no feeds, usage as the agent reported it">
               not proxied
