@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The entry point checks the Node.js version before importing the CLI: on an older Node the CLI's own
 // imports could fail first, with an error that says nothing about the version.
-import { unsupportedNodeMessage } from './node-version.js'
+import { unsupportedNodeMessage } from '../core/node-version.js'
 
 const unsupported = unsupportedNodeMessage(process.versions.node)
 if (unsupported !== undefined) {

@@ -1,6 +1,8 @@
-// The oldest Node.js Hangar runs on (package.json "engines" says the same). Kept free of imports: the CLI
-// entry checks it before loading anything that an older Node could fail on with a cryptic error.
+// The oldest Node.js Hangar runs on (package.json "engines" says the same; `hangar doctor` checks it too).
+// Kept free of imports: the CLI entry checks it before loading anything an older Node could fail on.
 export const MINIMUM_NODE_VERSION = '20.19.0'
+/** The same, as people write it: "20.19". */
+export const MINIMUM_NODE_LABEL = MINIMUM_NODE_VERSION.replace(/\.0$/, '')
 
 function parts(version: string): number[] {
   return version
@@ -24,5 +26,5 @@ export function isOlderNode(version: string, minimum: string = MINIMUM_NODE_VERS
 /** What to tell someone running Hangar on `version`, or undefined when that Node.js is new enough. */
 export function unsupportedNodeMessage(version: string): string | undefined {
   if (!isOlderNode(version)) return undefined
-  return `hangar needs Node.js ${MINIMUM_NODE_VERSION.replace(/\.0$/, '')} or newer (this is v${version.replace(/^v/, '')}); see README 'Install'`
+  return `hangar needs Node.js ${MINIMUM_NODE_LABEL} or newer (this is v${version.replace(/^v/, '')}); see README 'Install'`
 }
