@@ -1,35 +1,11 @@
 #!/usr/bin/env node
-import { runCli } from '../cli/program.js'
+// The entry point checks the Node.js version before importing the CLI: on an older Node the CLI's own
+// imports could fail first, with an error that says nothing about the version.
+import { unsupportedNodeMessage } from '../core/node-version.js'
 
-const handlers: ((signal: string) => void)[] = []
-const reloadHandlers: (() => void)[] = []
-process.on('SIGHUP', () => {
-  // Only the daemon reloads on SIGHUP; anything else keeps the default meaning (the terminal went away).
-  if (reloadHandlers.length === 0) process.exit(129)
-  for (const handler of reloadHandlers) handler()
-})
-let signalled = 0
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    signalled++
-    // A second Ctrl-C means "now": exit without waiting for a clean stop.
-    if (signalled > 1 || handlers.length === 0) process.exit(signal === 'SIGINT' ? 130 : 143)
-    for (const handler of handlers) handler(signal)
-  })
+const unsupported = unsupportedNodeMessage(process.versions.node)
+if (unsupported !== undefined) {
+  process.stderr.write(`${unsupported}\n`)
+  process.exit(1)
 }
-
-const code = await runCli(
-  process.argv.slice(2),
-  {
-    stdout: process.stdout,
-    stderr: process.stderr,
-    stdin: process.stdin,
-    env: process.env,
-    cwd: process.cwd(),
-  },
-  {
-    onShutdown: (handler) => handlers.push(handler),
-    onReload: (handler) => reloadHandlers.push(handler),
-  },
-)
-process.exitCode = code
+await import('./hangar-main.js')

@@ -25,6 +25,8 @@ export interface CliOptions {
   cwd?: string
   input?: string
   timeoutMs?: number
+  /** An installed `hangar` executable to run instead of `node dist/src/bin/hangar.js` (startDaemon only). */
+  bin?: string
 }
 
 /**
@@ -74,9 +76,10 @@ export interface RunningDaemon {
 
 /** Starts `hangar up --port 0 …` and resolves once it prints its URL. */
 export function startDaemon(args: string[], options: CliOptions = {}): Promise<RunningDaemon> {
-  assertBuilt()
+  if (options.bin === undefined) assertBuilt()
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [HANGAR_BIN, 'up', '--port', '0', ...args], {
+    const command = options.bin === undefined ? [process.execPath, HANGAR_BIN] : [options.bin]
+    const child = spawn(command[0]!, [...command.slice(1), 'up', '--port', '0', ...args], {
       env: options.env ?? cleanEnv(),
       cwd: options.cwd ?? process.cwd(),
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,13 +3,12 @@ import { constants as fsConstants } from 'node:fs'
 import { access } from 'node:fs/promises'
 import type { Command } from 'commander'
 import { AppError, describeError } from '../../core/errors.js'
+import { isOlderNode, MINIMUM_NODE_LABEL } from '../../core/node-version.js'
 import type { Runtime } from '../../main.js'
 import { type GlobalOptions, openRuntime, resolveDatabaseUrl, resolveDataDir } from '../context.js'
 import { readDaemonFile } from '../daemon-file.js'
 import { type CliIo, EXIT, ExitWith, printJson } from '../output.js'
 import { findProject, loadConfigFile } from '../project.js'
-
-export const MIN_NODE = [20, 19] as const
 
 export interface DoctorCheck {
   name: string
@@ -18,14 +17,12 @@ export interface DoctorCheck {
 }
 
 export function nodeVersionCheck(version: string = process.versions.node): DoctorCheck {
-  const [major = 0, minor = 0] = version.split('.').map(Number)
-  const ok = major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1])
-  return ok
+  return !isOlderNode(version)
     ? { name: 'node', status: 'ok', detail: `Node.js ${version}` }
     : {
         name: 'node',
         status: 'fail',
-        detail: `Node.js ${version} is too old: install ${MIN_NODE.join('.')} or newer`,
+        detail: `Node.js ${version} is too old: install ${MINIMUM_NODE_LABEL} or newer`,
       }
 }
 
