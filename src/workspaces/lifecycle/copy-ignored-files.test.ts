@@ -52,6 +52,19 @@ describe('copyIgnoredFiles', () => {
     expect(existsSync(path.join(workspace, '.env.example'))).toBe(false)
   })
 
+  it('copies from a plain folder however long the list git is asked about (git stops reading at once)', async () => {
+    const folder = path.join(root, 'folder')
+    const names = Array.from(
+      { length: 1500 },
+      (_, index) => `fixture-${String(index).padStart(4, '0')}-${'x'.repeat(40)}.env`,
+    )
+    await mkdir(path.join(folder, 'cache'), { recursive: true })
+    for (const name of names) await writeFile(path.join(folder, 'cache', name), '1\n')
+    const outcome = await copyIgnoredFiles(folder, workspace, ['cache/*.env'])
+    expect(outcome.copied).toHaveLength(names.length)
+    expect(existsSync(path.join(workspace, 'cache', names[0]!))).toBe(true)
+  })
+
   it('never overwrites a file the workspace has', async () => {
     await writeFile(path.join(workspace, '.env'), 'MINE=1\n')
     const outcome = await copyIgnoredFiles(project, workspace, ['.env'])

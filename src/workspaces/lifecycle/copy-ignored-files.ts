@@ -113,6 +113,8 @@ function ignoredByGit(root: string, files: readonly string[]): Promise<Set<strin
         resolve(new Set(stdout.split('\0').filter(Boolean)))
       },
     )
+    // git may exit before it reads the list (128: not a repository): its exit code decides, not the pipe.
+    child.stdin?.on('error', () => {})
     child.stdin?.end(files.map((file) => `${file}\0`).join(''))
   })
 }
