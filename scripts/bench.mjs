@@ -92,7 +92,7 @@ for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
 const { createDefaultAdapterRegistry } = await import(
   path.join(root, 'dist/src/adapters/default-adapters.js')
 )
-const { loadDetection } = await import(path.join(root, 'dist/src/adapters/detection.js'))
+const { loadDetection } = await import(path.join(root, 'dist/src/adapters/detection-cache.js'))
 const registry = createDefaultAdapterRegistry()
 
 // Detection of the seven adapters with the pinned test CLIs on PATH: cold (probing) and warm (cache).
