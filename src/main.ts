@@ -6,6 +6,7 @@ import { createDefaultAdapterRegistry } from './adapters/default-adapters.js'
 import { loadDetection } from './adapters/detection-cache.js'
 import type { DetectedAdapter } from './adapters/detection.js'
 import type { AdapterRegistry } from './adapters/registry.js'
+import { createAgentLauncher } from './adapters/agent-launcher.js'
 import { createSupervisor, type Supervisor } from './adapters/supervisor.js'
 import type { HangarConfig } from './core/config.js'
 import { type Clock, systemClock } from './core/ids.js'
@@ -73,6 +74,11 @@ export interface RuntimeOptions {
   clock?: Clock
   /** How often the proxy's request log is written behind (default 25 ms); tests stretch it. */
   requestLogFlushMs?: number
+  /**
+   * Agents are spawned by a small launcher process (`hangar up`): a fork of the daemon blocks its event
+   * loop, and every run's stream with it, until the agent has exec'd (adapters/agent-launcher.ts).
+   */
+  agentLauncher?: boolean
 }
 
 export interface Runtime {
@@ -363,7 +369,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         dataDir: options.dataDir,
         refresh: detectOptions.refresh ?? false,
       })
-    const supervisor = createSupervisor()
+    const supervisor = createSupervisor(options.agentLauncher ? { launcher: createAgentLauncher() } : {})
     const scheduler = createScheduler({
       store,
       runs,
@@ -522,6 +528,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       },
       serveProxy: () => servingProxy(undefined, { host: '127.0.0.1', port: 0 }),
       async close() {
+        supervisor.close()
         bus.close()
         await clusterSource?.close()
         await stopProxyRevocations()

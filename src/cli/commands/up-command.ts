@@ -81,7 +81,11 @@ export function registerUpCommand(
           },
         )
       }
-      const runtime = await openRuntime(io, { ...globals(), nodeId: options.nodeId }, { logLevel: 'info' })
+      const runtime = await openRuntime(
+        io,
+        { ...globals(), nodeId: options.nodeId, agentLauncher: true },
+        { logLevel: 'info' },
+      )
       await serveUntilStopped(
         runtime,
         io,
