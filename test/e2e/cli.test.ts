@@ -42,6 +42,10 @@ const COMMANDS = [
   ['projects', 'remove'],
   ['projects', 'grant'],
   ['projects', 'revoke'],
+  ['down'],
+  ['status'],
+  ['service'],
+  ['service', 'install'],
 ]
 
 /** One line, no stack trace: what users must see on an error. */
