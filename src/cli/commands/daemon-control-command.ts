@@ -1,5 +1,5 @@
 // hangar down / hangar status — the daemon of this data dir, found by its daemon.json: stopped the way
-// Ctrl-C stops it (runs cancelled and their process groups reaped, logs flushed, daemon.json removed), and
+// Ctrl-C stops it (runs interrupted and their process groups reaped, logs flushed, daemon.json removed), and
 // asked how it is.
 import type { Command } from 'commander'
 import { AppError } from '../../core/errors.js'
@@ -30,7 +30,7 @@ export function registerDaemonControlCommands(
   program
     .command('down')
     .description(
-      'stop the daemon of this data dir cleanly: its runs are cancelled and their processes stopped, logs flushed. Exits 0 when none is running (as "systemctl stop" does)',
+      'stop the daemon of this data dir cleanly: its runs are interrupted (resumable) and their agents stopped, logs flushed. Exits 0 when none is running (as "systemctl stop" does)',
     )
     .option(
       '--timeout <seconds>',

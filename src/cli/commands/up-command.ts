@@ -220,7 +220,7 @@ async function serveUntilStopped(
     signals.onShutdown((signal) => {
       if (stopping) return
       stopping = true
-      say(`Stopping (${signal}): cancelling the runs this daemon executes…`)
+      say(`Stopping (${signal}): interrupting the runs this daemon executes…`)
       void (async () => {
         await startup.catch(() => {})
         await runtime.scheduler.stop()
