@@ -193,6 +193,20 @@ describe('daemon control (up --detach, status, down)', () => {
   }, 400_000)
 
   it(
+    'writes a service unit that starts this installed hangar',
+    async () => {
+      const printed = await hangar(['service', 'install', '--user', '--print'])
+      expect(printed.code, printed.stderr).toBe(0)
+      const exec = /^ExecStart="([^"]+)" "([^"]+)" "up"$/m.exec(printed.stdout)
+      expect(exec?.[1]).toBe(process.execPath)
+      expect(exec?.[2]).toMatch(/\/dist\/src\/bin\/hangar\.js$/)
+      expect(existsSync(exec![2]!)).toBe(true)
+      expect(printed.stdout).toContain(`Environment="HANGAR_DATA_DIR=${dataDir()}"`)
+    },
+    CLI_TIMEOUT_MS,
+  )
+
+  it(
     'says where the log is when the daemon dies while starting',
     async () => {
       // A port taken by another listener: the detached daemon fails to bind and exits.
