@@ -3,8 +3,9 @@
 // how it is (exit 3 when it is not running); `hangar down` stops it cleanly — with a run going, the real
 // Claude Code on the mock model, that run ends interrupted with its events stored, its process group gone,
 // and daemon.json removed. The built daemon, real processes.
+import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { groupAlive } from '../../src/adapters/supervisor.js'
@@ -191,6 +192,64 @@ describe('daemon control (up --detach, status, down)', () => {
     const log = await readFile(path.join(dataDir(), 'logs', 'hangar.log'), 'utf8')
     expect(log).toMatch(/Stopping \(SIGTERM\)[\s\S]*✓ stopped\n$/)
   }, 400_000)
+
+  it(
+    'kills a daemon that does not stop within --timeout, and says so (exit 1)',
+    async () => {
+      // A stand-in that ignores SIGTERM, found through a daemon.json as a hung daemon would be.
+      const stubborn = spawn(
+        process.execPath,
+        [
+          '-e',
+          "process.on('SIGTERM', () => {}); console.log('ready'); setInterval(() => {}, 1000) // hangar",
+        ],
+        { stdio: ['ignore', 'pipe', 'ignore'] },
+      )
+      // Its SIGTERM handler is in place once it says so.
+      await new Promise((resolve) => stubborn.stdout.once('data', resolve))
+      const file = {
+        url: 'http://127.0.0.1:1',
+        pid: stubborn.pid,
+        bootId: 'b',
+        token: 'hgs_x',
+        startedAt: '',
+      }
+      await mkdir(dataDir(), { recursive: true })
+      await writeFile(daemonFile(), JSON.stringify(file))
+      try {
+        const down = await hangar(['down', '--timeout', '2'])
+        expect(down.code).toBe(1)
+        expect(down.stderr).toContain(
+          `The daemon (pid ${stubborn.pid}) did not stop within 2 s and was killed (SIGKILL)`,
+        )
+        expect(processGone(stubborn.pid!)).toBe(true)
+      } finally {
+        stubborn.kill('SIGKILL')
+        await rm(daemonFile(), { force: true })
+      }
+    },
+    CLI_TIMEOUT_MS,
+  )
+
+  it(
+    'refuses to signal a process that is not a Hangar daemon',
+    async () => {
+      const other = spawn('sleep', ['600'], { stdio: 'ignore' })
+      await new Promise((resolve) => other.once('spawn', resolve))
+      await mkdir(dataDir(), { recursive: true })
+      await writeFile(daemonFile(), JSON.stringify({ url: 'http://127.0.0.1:1', pid: other.pid, token: 't' }))
+      try {
+        const down = await hangar(['down'])
+        expect(down.code).toBe(1)
+        expect(down.stderr).toMatch(/^hangar: error: process \d+ of .*daemon\.json is not a Hangar daemon; /)
+        expect(processGone(other.pid!)).toBe(false)
+      } finally {
+        other.kill('SIGKILL')
+        await rm(daemonFile(), { force: true })
+      }
+    },
+    CLI_TIMEOUT_MS,
+  )
 
   it(
     'writes a service unit that starts this installed hangar',
