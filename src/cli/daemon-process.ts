@@ -89,6 +89,8 @@ export async function startDetachedDaemon(options: {
     return { ...ready, logFile }
   } finally {
     child.removeAllListeners()
+    // A channel closing under the parent as it lets go is no error of the command's.
+    child.on('error', () => {})
     if (child.connected) child.disconnect()
     child.unref()
   }

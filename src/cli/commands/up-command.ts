@@ -108,7 +108,8 @@ export function registerUpCommand(
         {
           onShutdown: signals.onShutdown,
           onReload: signals.onReload,
-          ...(options.logToFile && signals.notifyParent && { notifyParent: signals.notifyParent }),
+          // Into a log file, never a sign-in link: it goes to `up --detach` (or nowhere, started by hand).
+          ...(options.logToFile && { notifyParent: signals.notifyParent ?? (() => {}) }),
         },
       )
     })
