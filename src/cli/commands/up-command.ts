@@ -192,14 +192,6 @@ async function serveUntilStopped(
   if (signals.notifyParent) {
     // A sign-in link is a credential: it goes to whoever ran `up --detach`, never into the log file.
     say('Sign in: the link went to "hangar up --detach"; run "hangar login" for another')
-    signals.notifyParent({
-      type: 'hangar-ready',
-      url: server.url,
-      pid: process.pid,
-      version: runtime.info.version,
-      engine: runtime.store.engine,
-      signInUrl,
-    })
   } else {
     say(`Sign in: ${signInUrl}`)
     say('(the link works once, within 15 minutes; run "hangar login" for another)')
@@ -236,6 +228,15 @@ async function serveUntilStopped(
         resolve()
       })()
     })
+  })
+  // Ready for `up --detach` only now that SIGTERM is a clean stop: a `hangar down` right after it is one.
+  signals.notifyParent?.({
+    type: 'hangar-ready',
+    url: server.url,
+    pid: process.pid,
+    version: runtime.info.version,
+    engine: runtime.store.engine,
+    signInUrl,
   })
   await startup
   const detection = await runtime.detectAgents().catch((error: unknown) => {
