@@ -29,7 +29,16 @@ const paths = commandPaths(buildProgram(captureIo()))
 describe('hangar --help', () => {
   it('walks a command tree that has the commands users know', () => {
     const names = paths.map((path) => path.join(' '))
-    for (const known of ['up', 'run', 'runs list', 'projects add', 'workspaces list', 'backup', 'doctor'])
+    for (const known of [
+      'up',
+      'down',
+      'status',
+      'service install',
+      'run',
+      'runs list',
+      'projects add',
+      'backup',
+    ])
       expect(names).toContain(known)
   })
 
