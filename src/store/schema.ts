@@ -337,6 +337,8 @@ export interface TriggerFiresTable {
   reason: string | null
   run_id: string | null
   conversation_id: string | null
+  /** JSON of where this fire's report goes (the issue of the delivery), or null. */
+  report_target: string | null
   report_status: string | null
   report_error: string | null
   created_at: string

@@ -40,6 +40,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('reason', 'text')
     .addColumn('run_id', 'text')
     .addColumn('conversation_id', 'text')
+    .addColumn('report_target', 'text')
     .addColumn('report_status', 'text')
     .addColumn('report_error', 'text')
     .addColumn('created_at', 'text', (column) => column.notNull())

@@ -15,6 +15,12 @@ export interface TriggerReportConfig {
   issue?: number | undefined
 }
 
+/** The GitHub issue a fire's report goes to. */
+export interface ReportTargetRef {
+  repository: string
+  issue: number
+}
+
 export interface TriggerFilterConfig {
   event?: string | undefined
   action?: string | undefined
@@ -52,6 +58,7 @@ export interface TriggerFire {
   conversationId: string | null
   /** The run's status now (its outcome once it ended), or null. */
   runStatus: string | null
+  reportTarget: ReportTargetRef | null
   reportStatus: string | null
   reportError: string | null
   createdAt: string
@@ -91,6 +98,7 @@ function toFire(row: TriggerFiresTable & { run_status: string | null }): Trigger
     runId: row.run_id,
     conversationId: row.conversation_id,
     runStatus: row.run_status,
+    reportTarget: fromJson<ReportTargetRef>(row.report_target),
     reportStatus: row.report_status,
     reportError: row.report_error,
     createdAt: row.created_at,
@@ -184,6 +192,7 @@ export function createTriggersRepository(context: RepositoryContext) {
         reason: null,
         run_id: null,
         conversation_id: null,
+        report_target: null,
         report_status: null,
         report_error: null,
         created_at: now,
@@ -205,6 +214,7 @@ export function createTriggersRepository(context: RepositoryContext) {
         reason?: string | null
         runId?: string | null
         conversationId?: string | null
+        reportTarget?: ReportTargetRef | null
         reportStatus?: string | null
         reportError?: string | null
       },
@@ -216,6 +226,9 @@ export function createTriggersRepository(context: RepositoryContext) {
           ...(changes.reason !== undefined && { reason: changes.reason }),
           ...(changes.runId !== undefined && { run_id: changes.runId }),
           ...(changes.conversationId !== undefined && { conversation_id: changes.conversationId }),
+          ...(changes.reportTarget !== undefined && {
+            report_target: changes.reportTarget ? toJson(changes.reportTarget) : null,
+          }),
           ...(changes.reportStatus !== undefined && { report_status: changes.reportStatus }),
           ...(changes.reportError !== undefined && { report_error: changes.reportError }),
           updated_at: nowIso(context),
