@@ -130,6 +130,8 @@ export function createTriggerScheduler(options: TriggerSchedulerOptions): Trigge
     async start() {
       stopped = false
       startedAt = clock().getTime()
+      // A start is a start: slots passed while stopped follow the missed-run policy, not the old cursor.
+      seenUntil.clear()
       await missedOnce(startedAt).catch((error: unknown) =>
         log.error('trigger scheduler could not look for missed slots', { error }),
       )
