@@ -48,6 +48,21 @@ export type FireOutcome =
   | { fired: false; duplicate: true }
   | { fired: false; duplicate?: false; fire: TriggerFire; status: TriggerFire['status']; reason: string }
 
+/** A fire's outcome as the API and `--json` show it. */
+export function fireOutcomeJson(outcome: FireOutcome) {
+  if (outcome.fired)
+    return {
+      fired: true,
+      fireId: outcome.fire.id,
+      runId: outcome.runId,
+      conversationId: outcome.conversationId,
+    }
+  if (outcome.duplicate) return { fired: false, duplicate: true }
+  return { fired: false, fireId: outcome.fire.id, status: outcome.status, reason: outcome.reason }
+}
+
+export type FireOutcomeJson = ReturnType<typeof fireOutcomeJson>
+
 function reasonOf(error: unknown): string {
   if (error instanceof AppError) return error.message
   return error instanceof Error ? error.message : String(error)

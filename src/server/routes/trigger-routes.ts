@@ -11,6 +11,7 @@ import type { RuntimeServices } from '../app.js'
 import { actorOf, type AppVariables, httpGuardsOf } from '../auth-middleware.js'
 import { checkCredential } from '../auth-rate-limiter.js'
 import { readJsonBody } from '../request-body.js'
+import { fireOutcomeJson } from '../../triggers/trigger-fire.js'
 import {
   DELIVERY_HEADERS,
   EVENT_HEADERS,
@@ -73,7 +74,7 @@ export function registerTriggerRoutes(
 
   app.post('/api/triggers/:id/run', async (context) => {
     const outcome = await triggers.runNow(userOf(context), context.req.param('id'))
-    return context.json(outcomeJson(outcome), 202)
+    return context.json(fireOutcomeJson(outcome), 202)
   })
 
   app.delete('/api/triggers/:id', async (context) => {
@@ -81,18 +82,6 @@ export function registerTriggerRoutes(
     await triggers.remove(principal.user.id, actorOf(principal), context.req.param('id'))
     return context.body(null, 204)
   })
-}
-
-function outcomeJson(outcome: Awaited<ReturnType<RuntimeServices['triggers']['runNow']>>) {
-  if (outcome.fired)
-    return {
-      fired: true,
-      fireId: outcome.fire.id,
-      runId: outcome.runId,
-      conversationId: outcome.conversationId,
-    }
-  if (outcome.duplicate) return { fired: false, duplicate: true }
-  return { fired: false, fireId: outcome.fire.id, status: outcome.status, reason: outcome.reason }
 }
 
 /** Accepted deliveries per trigger: at most `max` in `windowMs` (a sender looping on one hook). */
@@ -147,7 +136,7 @@ export function registerHookRoutes(
     })
     if (answer.status === 400) throw new AppError('invalid_request', answer.reason)
     if (answer.status === 200) return context.json({ fired: false, duplicate: true }, 200)
-    if (answer.status === 202) return context.json(outcomeJson(answer.outcome), 202)
+    if (answer.status === 202) return context.json(fireOutcomeJson(answer.outcome), 202)
     throw new AppError('internal', 'unexpected webhook answer')
   })
 }
