@@ -87,7 +87,12 @@ export function formatReportMarkdown(report: TriggerReport): string {
   return lines.join('\n')
 }
 
-const REPOSITORY = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/
+const REPOSITORY_PATTERN = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/
+
+/** `owner/name` of letters, digits, `.`, `_`, `-` — never `.` or `..` (a path segment of the API URL). */
+function isRepository(value: string): boolean {
+  return REPOSITORY_PATTERN.test(value) && value.split('/').every((part) => part !== '.' && part !== '..')
+}
 
 /** The issue a delivery names (`repository.full_name`, `issue.number`), when it names one. */
 export function issueOfPayload(payload: unknown): ReportTargetRef | null {
@@ -95,7 +100,7 @@ export function issueOfPayload(payload: unknown): ReportTargetRef | null {
   const record = payload as { repository?: { full_name?: unknown }; issue?: { number?: unknown } }
   const repository = record.repository?.full_name
   const issue = record.issue?.number
-  if (typeof repository !== 'string' || !REPOSITORY.test(repository)) return null
+  if (typeof repository !== 'string' || !isRepository(repository)) return null
   if (typeof issue !== 'number' || !Number.isSafeInteger(issue) || issue <= 0) return null
   return { repository, issue }
 }
@@ -118,7 +123,7 @@ export function createGithubReportTarget(options: {
       const service = options.service
       if (!service) throw new AppError('invalid_request', 'no services.github in hangar.yaml')
       if (!destination) throw new AppError('invalid_request', 'the delivery named no issue to comment on')
-      if (!REPOSITORY.test(destination.repository) || !Number.isSafeInteger(destination.issue))
+      if (!isRepository(destination.repository) || !Number.isSafeInteger(destination.issue))
         throw new AppError('invalid_request', `not an issue: ${destination.repository}#${destination.issue}`)
       const token = service.auth ? options.env[service.auth.bearerEnv] : undefined
       if (service.auth && !token)

@@ -325,6 +325,29 @@ describe('webhook triggers', { timeout: 180_000 }, () => {
     expect((await daemon.runtime.store.forUser(member.id).runs.list()).length).toBe(0)
   })
 
+  // Near the end: it leaves this client limited for the rest of the window (the 413 comes before any auth).
+  it('limits a client sending bad signatures like failed sign-ins (429)', async () => {
+    const created = await daemon.api<{ id: string; url: string; secret: string }>('POST', '/api/triggers', {
+      name: 'flooded',
+      kind: 'webhook',
+      projectId: alpha.id,
+      agent: 'builtin',
+      prompt: 'x',
+    })
+    // Earlier tests' bad signatures may still be in the window: at most 21 more are answered 401.
+    const statuses: number[] = []
+    while (statuses.length < 22 && statuses.at(-1) !== 429)
+      statuses.push(
+        (await deliver(created.json, {}, { delivery: `f-${statuses.length}`, secret: 'whsec_wrong' })).status,
+      )
+    expect(statuses.at(-1)).toBe(429)
+    expect(statuses.slice(0, -1).every((status) => status === 401)).toBe(true)
+    // A limited client is refused even with a good signature (the limit hides the oracle).
+    expect((await deliver(created.json, {}, { delivery: 'f-good' })).status).toBe(429)
+    expect(await daemon.runtime.store.triggers.fires(created.json.id)).toEqual([])
+  })
+
+  // After the others: the daemon closes the connection it refused mid-upload.
   it('refuses a body over 1 MiB with 413 before looking at it', async () => {
     const response = await fetch(`${daemon.url}/api/hooks/trg_any`, {
       method: 'POST',
