@@ -204,7 +204,8 @@ export function createTriggerService(options: TriggerServiceOptions) {
       return firer.fire(trigger, {
         slot: `manual:${Date.now().toString(36)}:${Math.random().toString(36).slice(2, 10)}`,
         source: 'manual',
-        prompt: renderTemplate(trigger.prompt, {}),
+        // A webhook's template has no payload by hand: its fields are empty. A schedule's prompt is as written.
+        prompt: trigger.kind === 'webhook' ? renderTemplate(trigger.prompt, {}) : trigger.prompt,
       })
     },
 

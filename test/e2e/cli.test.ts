@@ -42,6 +42,12 @@ const COMMANDS = [
   ['projects', 'remove'],
   ['projects', 'grant'],
   ['projects', 'revoke'],
+  ['triggers'],
+  ['triggers', 'add'],
+  ['triggers', 'list'],
+  ['triggers', 'show'],
+  ['triggers', 'run'],
+  ['triggers', 'remove'],
 ]
 
 /** One line, no stack trace: what users must see on an error. */
