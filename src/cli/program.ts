@@ -15,6 +15,7 @@ import { registerRunsCommand } from './commands/runs-command.js'
 import { registerSecretsCommand } from './commands/secrets-command.js'
 import { registerServiceCommand } from './commands/service-command.js'
 import { registerTokenCommand } from './commands/token-command.js'
+import { registerTriggersCommand } from './commands/triggers-command.js'
 import { registerUpCommand } from './commands/up-command.js'
 import { registerWorkspacesCommand } from './commands/workspaces-command.js'
 import type { GlobalOptions } from './context.js'
@@ -48,6 +49,7 @@ export function buildProgram(io: CliIo, options: RunOptions = {}): Command {
   registerRunsCommand(program, io, globals)
   registerWorkspacesCommand(program, io, globals)
   registerProjectsCommand(program, io, globals)
+  registerTriggersCommand(program, io, globals)
   registerAgentsCommand(program, io, globals)
   registerActionsCommand(program, io, globals, { onShutdown: options.onShutdown ?? (() => {}) })
   registerLoginCommands(program, io, globals)

@@ -205,6 +205,7 @@ async function serveUntilStopped(
   const startup = (async () => {
     await runtime.heartbeat.start(server.url)
     runtime.scheduler.start()
+    await runtime.triggerScheduler.start()
     // SSH work a crash left on a host (runs interrupted above, or by another node): brought back now.
     runtime.finalizeRecovery.start()
   })()
@@ -216,6 +217,7 @@ async function serveUntilStopped(
       say(`Stopping (${signal}): interrupting the runs this daemon executes…`)
       void (async () => {
         await startup.catch(() => {})
+        await runtime.triggerScheduler.stop()
         await runtime.scheduler.stop()
         await runtime.finalizeRecovery.stop()
         await runtime.heartbeat.stop()
