@@ -57,6 +57,10 @@ import {
   type WorkspaceLifecycle,
 } from './workspaces/lifecycle/workspace-lifecycle.js'
 import { projectFromDirectory } from './workspaces/lifecycle/lifecycle-config.js'
+import { createTriggerFirer } from './triggers/trigger-fire.js'
+import { createGithubReportTarget } from './triggers/trigger-report.js'
+import { createTriggerScheduler, type TriggerScheduler } from './triggers/trigger-scheduler.js'
+import { createTriggerService, type TriggerService } from './triggers/trigger-service.js'
 
 export interface RuntimeOptions {
   dataDir: string
@@ -120,6 +124,10 @@ export interface Runtime {
   readonly allowedRoots: AllowedRoots
   /** Registered projects, their members, and who may work on which. */
   readonly projects: ProjectService
+  /** Schedules and inbound webhooks that start runs as their creator, and the reports of those runs. */
+  readonly triggers: TriggerService
+  /** This daemon's schedule loop (started by `hangar up`). */
+  readonly triggerScheduler: TriggerScheduler
   submitRun(userId: string, request: SubmitRunRequest): Promise<Run>
   /** Installed CLIs, versions and auth states (cached in the data dir for 24 h unless `refresh`). */
   detectAgents(options?: {
@@ -289,11 +297,20 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         })
       : undefined
     const bus: EventBus = createEventBus(clusterSource ? { source: clusterSource } : {})
+    // Set below: a run a trigger started reports when it ends (on the node that ran it).
+    const reportsOf: { triggers?: TriggerService } = {}
     const runs = createRunService({
       store,
       redactor,
       clock,
-      sink: (envelopes, meta) => bus.publish(envelopes, meta),
+      sink: (envelopes, meta) => {
+        bus.publish(envelopes, meta)
+        for (const envelope of envelopes)
+          if (envelope.type === 'run-end')
+            void reportsOf.triggers
+              ?.runEnded(envelope.runId)
+              .catch((error: unknown) => log.warn('trigger report failed', { error }))
+      },
       owner: { node: info.nodeId, pid: process.pid, bootId: info.bootId },
     })
     const runActivity = createRunActivity()
@@ -449,6 +466,39 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       projects,
       projectDir: options.projectDir,
     })
+    const triggerLog = log.child({ component: 'triggers' })
+    const triggerService = createTriggerService({
+      store,
+      projects,
+      vaultState,
+      config: options.config,
+      firer: createTriggerFirer({
+        store,
+        projects,
+        submitRun,
+        config: options.config,
+        adapters,
+        detectAgents,
+        builtinReadiness: builtinReadinessFor,
+        projectDir: options.projectDir,
+        log: triggerLog,
+      }),
+      reportTargets: [
+        createGithubReportTarget({
+          service: options.config.services.github,
+          env,
+          allowPrivateNetworks: options.config.triggers.allowPrivateNetworks,
+        }),
+      ],
+      log: triggerLog,
+    })
+    reportsOf.triggers = triggerService
+    const triggerScheduler = createTriggerScheduler({
+      store,
+      fire: (trigger, slot) => triggerService.fireSlot(trigger, slot),
+      clock,
+      log: triggerLog,
+    })
 
     return {
       store,
@@ -480,6 +530,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       workspaceLifecycle,
       allowedRoots,
       projects,
+      triggers: triggerService,
+      triggerScheduler,
       submitRun,
       detectAgents,
       builtinReadiness: builtinReadinessFor,
@@ -518,16 +570,19 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             config: options.config,
             projectDir: options.projectDir,
             projects,
+            triggers: triggerService,
             modelProxy,
             builtinProvider,
             builtinReadiness: builtinReadinessFor,
           },
         })
         const server = await servingProxy(app, { host: listenOptions.host, port: listenOptions.port })
+        triggerService.setBaseUrl(server.url)
         return exposure ? { ...server, exposure } : server
       },
       serveProxy: () => servingProxy(undefined, { host: '127.0.0.1', port: 0 }),
       async close() {
+        await triggerScheduler.stop()
         supervisor.close()
         bus.close()
         await clusterSource?.close()

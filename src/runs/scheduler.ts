@@ -209,6 +209,22 @@ export function createScheduler(options: SchedulerOptions) {
     }
   }
 
+  /**
+   * A run cancelled because the daemon stops (`hangar down`, SIGTERM) was not cancelled by anyone: it ends
+   * `interrupted`, as after a crash, and can be resumed.
+   */
+  function endsWithDaemon(active: ActiveRun): ActiveRun {
+    return {
+      ...active,
+      end: (end) =>
+        active.end(
+          stopped && end.status === 'cancelled'
+            ? { ...end, status: 'interrupted', reason: 'the daemon stopped before the run finished' }
+            : end,
+        ),
+    }
+  }
+
   async function failForDependency(
     userId: string,
     run: Run,
@@ -262,7 +278,7 @@ export function createScheduler(options: SchedulerOptions) {
       const active = await runs.claim(run.userId, run.id, undefined, slot)
       if (!active) continue
       const controller = new AbortController()
-      const done = execute(run.userId, active, profiles, controller.signal).finally(() => {
+      const done = execute(run.userId, endsWithDaemon(active), profiles, controller.signal).finally(() => {
         running.delete(run.id)
         kick()
       })
