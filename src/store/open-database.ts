@@ -16,6 +16,7 @@ import {
   type RunEventsAppender,
 } from './run-events-appender.js'
 import type { Database } from './schema.js'
+import { createCommitWatch } from './sqlite-commit-watch.js'
 import { createWalCheckpointer } from './wal-checkpointer.js'
 
 export type Engine = 'sqlite' | 'postgres'
@@ -129,6 +130,7 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
   }
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck()
+  const commits = createCommitWatch(file, () => dataVersion.get() as number)
   // Run events are what fills the WAL: from the first commit of them on, a worker checkpoints it.
   const checkpointer = createWalCheckpointer(file, sqlite)
   const appendRunEvents = createSqliteRunEventsAppender(db, sqlite, { afterCommit: checkpointer.start })
@@ -137,8 +139,9 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
     engine: 'sqlite',
     location: file,
     appendRunEvents,
-    writesByOthers: () => dataVersion.get() as number,
+    writesByOthers: commits.writesByOthers,
     close: async () => {
+      commits.close()
       // Batches waiting for their commit slot are stored, not dropped.
       await appendRunEvents.commitWaiting()
       await checkpointer.stop()
