@@ -9,6 +9,11 @@ import SqliteDatabase from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
 import { AppError } from '../core/errors.js'
+import {
+  createPostgresProxyRequestsAppender,
+  createSqliteProxyRequestsAppender,
+  type ProxyRequestsAppender,
+} from './proxy-requests-appender.js'
 import { createPgNotifications, type StoreNotifications } from './pg-notifications.js'
 import {
   createPostgresRunEventsAppender,
@@ -30,6 +35,8 @@ export interface DatabaseHandle {
   notifications?: StoreNotifications
   /** The run-event insert on the engine's own driver, one reused statement (outside transactions). */
   appendRunEvents: RunEventsAppender
+  /** The request log's batch insert on the engine's own driver, one reused statement (outside transactions). */
+  appendProxyRequests: ProxyRequestsAppender
   /**
    * A number that changes whenever another connection (another process: a CLI command, a second daemon)
    * commits to the database — SQLite's `data_version`, read without a query through Kysely. Undefined on
@@ -139,6 +146,7 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
     engine: 'sqlite',
     location: file,
     appendRunEvents,
+    appendProxyRequests: createSqliteProxyRequestsAppender(db, sqlite),
     writesByOthers: commits.writesByOthers,
     close: async () => {
       commits.close()
@@ -182,6 +190,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     engine: 'postgres',
     location,
     appendRunEvents: createPostgresRunEventsAppender(pool),
+    appendProxyRequests: createPostgresProxyRequestsAppender(pool),
     // Channels are database-wide: two stores in one database (other search_path) must not hear each other.
     notifications: createPgNotifications(url, db, await currentSchema(pool)),
     close: async () => {
