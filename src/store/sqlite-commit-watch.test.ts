@@ -60,6 +60,27 @@ describe('sqlite commit watch', () => {
     watch.close()
   })
 
+  it('watches a file opened fresh, before anything read or wrote it', () => {
+    const fresh = path.join(dir, 'fresh.db')
+    const sqlite = open(fresh)
+    const statement = sqlite.prepare('PRAGMA data_version').pluck()
+    let reads = 0
+    const watch = createCommitWatch(fresh, () => {
+      reads++
+      return statement.get() as number
+    })
+    const first = watch.writesByOthers()
+    const before = reads
+    for (let call = 0; call < 10; call++) expect(watch.writesByOthers()).toBe(first)
+    expect(reads).toBe(before)
+    const other = open(fresh)
+    other.exec('CREATE TABLE u (x INTEGER)')
+    expect(watch.writesByOthers()).not.toBe(first)
+    other.close()
+    watch.close()
+    sqlite.close()
+  })
+
   it("does not count this connection's own commits as another's", () => {
     const watch = createCommitWatch(file, dataVersion)
     const first = watch.writesByOthers()

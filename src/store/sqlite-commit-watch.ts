@@ -18,6 +18,8 @@ export interface CommitWatch {
 }
 
 export function createCommitWatch(file: string, dataVersion: () => number): CommitWatch {
+  // Read first: on a fresh file, a first read is what creates `-shm`.
+  let version = dataVersion()
   let fd: number | undefined
   try {
     fd = openSync(`${file}-shm`, 'r')
@@ -26,7 +28,6 @@ export function createCommitWatch(file: string, dataVersion: () => number): Comm
   }
   let seen = Buffer.alloc(HEADER_BYTES)
   let next = Buffer.alloc(HEADER_BYTES)
-  let version = dataVersion()
   let primed = false
 
   return {
