@@ -150,7 +150,14 @@ export function createModelProxy(options: {
     return ProfileSchema.safeParse(stored?.definition).data ?? null
   }
 
-  async function budgetExceeded(session: ProxySession): Promise<string | undefined> {
+  /** At once for a profile of hangar.yaml without a budget, or a bare adapter id (no budget either). */
+  function budgetExceeded(session: ProxySession): string | undefined | Promise<string | undefined> {
+    const configured = config.agents[session.profile]
+    if (configured ? configured.budget === undefined : isAdapterId(session.profile)) return undefined
+    return budgetSpent(session)
+  }
+
+  async function budgetSpent(session: ProxySession): Promise<string | undefined> {
     const budget = await budgets.status(session.userId, session.profile)
     if (!budget || budget.spentUsd < budget.usd) return undefined
     const where = config.agents[session.profile] ? 'hangar.yaml' : 'its profile'
@@ -165,7 +172,7 @@ export function createModelProxy(options: {
     return message
   }
 
-  async function record(session: ProxySession, request: ProxiedRequest): Promise<void> {
+  function record(session: ProxySession, request: ProxiedRequest): void {
     const usage: UsageTotals = {
       inputTokens: request.usage?.inputTokens ?? 0,
       outputTokens: request.usage?.outputTokens ?? 0,
@@ -217,7 +224,12 @@ export function createModelProxy(options: {
     // next request on this daemon, and on the others sharing a PostgreSQL once its NOTIFY arrives.
     authenticate: (token) => auth.authenticateProxy(token),
     upstreamFor: (session, family) => upstreams.upstreamFor(session, family),
-    feedsFor: async (session) => ({ feeds: await manifestFor(session.profile, session.userId), project }),
+    // hangar.yaml's manifests at once; a user's own profile is read per request.
+    feedsFor: (session) => {
+      const known = manifests.get(session.profile)
+      if (known) return { feeds: known, project }
+      return manifestFor(session.profile, session.userId).then((feeds) => ({ feeds, project }))
+    },
     fetcher,
     caps: { perFeedBytes: config.proxy.feedMaxBytes, totalBytes: config.proxy.feedTotalMaxBytes },
     openaiPlacement: config.proxy.openaiPlacement,
