@@ -217,3 +217,90 @@ describe('upstreamUrl', () => {
     }
   })
 })
+
+describe('forwardUpstream, what goes upstream', () => {
+  /** Forwards one request through forwardUpstream and returns what the upstream received. */
+  async function seenUpstream(options: {
+    base: (origin: string) => string
+    upstream?: { apiKey?: string; dropClientAuth?: boolean }
+    path: string
+    query: string
+    headers: Record<string, string>
+    bodyDecoded?: boolean
+  }) {
+    let seen: { url: string; headers: IncomingMessage['headers'] } | undefined
+    const upstream = await capture((req, res) => {
+      seen = { url: req.url ?? '', headers: req.headers }
+      req.resume()
+      req.once('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'))
+    })
+    const proxy = await listen(
+      createServer((req, res) => {
+        req.resume()
+        req.once('end', () => {
+          void forwardUpstream({
+            upstream: { baseUrl: options.base(upstream.url), ...options.upstream },
+            urlFamily: 'gemini',
+            family: 'gemini',
+            method: 'POST',
+            path: options.path,
+            query: options.query,
+            headers: options.headers,
+            ...(options.bodyDecoded && { bodyDecoded: true }),
+            extraHeaders: { 'x-hangar-hop': 'me' },
+            body: Buffer.from('{}'),
+            stream: false,
+            model: undefined,
+            hideUsageChunk: false,
+            req,
+            res,
+            timeouts: generous,
+          })
+        })
+      }),
+    )
+    expect((await post(proxy)).status).toBe(200)
+    return seen!
+  }
+
+  it("reaches the base URL's host, port, credentials and path, with the query, its key replaced by the held one", async () => {
+    const seen = await seenUpstream({
+      base: (origin) => `${origin.replace('http://', 'http://gw:pw@')}/gateway/v1beta/`,
+      upstream: { apiKey: 'held-key' },
+      path: '/v1beta/models/m:generateContent',
+      query: '?alt=sse&key=client-key',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', 'x-goog-api-key': 'c' },
+      bodyDecoded: true,
+    })
+    expect(seen.url).toBe('/gateway/v1beta/models/m:generateContent?alt=sse&key=held-key')
+    expect(seen.headers.authorization).toBe(`Basic ${Buffer.from('gw:pw').toString('base64')}`)
+    expect(seen.headers['x-goog-api-key']).toBe('held-key')
+    expect(seen.headers['x-hangar-hop']).toBe('me')
+    // The body went decoded: its coding is not claimed.
+    expect(seen.headers['content-encoding']).toBeUndefined()
+    expect(seen.headers['content-length']).toBe('2')
+  })
+
+  it("drops the client's key from the query, even percent-encoded, when the client's auth must not travel", async () => {
+    const seen = await seenUpstream({
+      base: (origin) => origin,
+      upstream: { dropClientAuth: true },
+      path: '/v1beta/models/m:generateContent',
+      query: '?%6Bey=operator-key&alt=sse',
+      headers: { 'content-type': 'application/json', 'x-goog-api-key': 'operator-key' },
+    })
+    expect(seen.url).toBe('/v1beta/models/m:generateContent?alt=sse')
+    expect(seen.headers['x-goog-api-key']).toBeUndefined()
+  })
+
+  it('sends a request without a query as it is, and keeps the content coding of a body it did not decode', async () => {
+    const seen = await seenUpstream({
+      base: (origin) => `${origin}/v1beta`,
+      path: '/v1beta/models/m:countTokens',
+      query: '',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    })
+    expect(seen.url).toBe('/v1beta/models/m:countTokens')
+    expect(seen.headers['content-encoding']).toBe('gzip')
+  })
+})

@@ -4,9 +4,15 @@
 // upstream request is destroyed, so the provider stops generating (and billing). Every request has a
 // connect and an idle deadline, so a silent upstream fails the request instead of holding it (and its
 // socket) forever.
-import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
+import http, {
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type RequestOptions,
+  type ServerResponse,
+} from 'node:http'
 import https from 'node:https'
 import type { Socket } from 'node:net'
+import { urlToHttpOptions } from 'node:url'
 import { createBodyDecoder } from './content-coding.js'
 import type { ProxyFamily } from './families.js'
 import { createUsageChunkFilter } from './openai-usage-opt-in.js'
@@ -68,20 +74,48 @@ export interface UpstreamTimeouts {
  * without doubling a version the base already ends with.
  */
 export function upstreamUrl(urlFamily: UrlFamily, baseUrl: string, path: string, query: string): URL {
-  const base = baseUrl.replace(/\/+$/, '')
+  const { base, basePath, version } = parsedBase(baseUrl)
   let rest = path
   if (urlFamily === 'openai') rest = path.replace(/^\/v1(?=\/|$)/, '')
-  else {
-    const version = /\/v\d+[a-z0-9]*$/.exec(base)?.[0]
-    if (version && (path === version || path.startsWith(`${version}/`))) rest = path.slice(version.length)
-  }
+  else if (version && (path === version || path.startsWith(`${version}/`))) rest = path.slice(version.length)
   const target = new URL(`${base}${rest}${query}`)
   // Defence in depth (the handler refuses dot segments first): never above the base URL's own path.
-  const basePath = new URL(base).pathname.replace(/\/+$/, '')
   if (target.pathname !== basePath && !target.pathname.startsWith(`${basePath}/`)) {
     throw new Error(`the path ${path} leaves the upstream's base path ${basePath}`)
   }
   return target
+}
+
+interface ParsedBase {
+  /** The base URL without trailing slashes. */
+  base: string
+  /** Its path, without trailing slashes. */
+  basePath: string
+  /** The version it ends with (`/v1`, `/v1beta`), if any. */
+  version: string | undefined
+  /** What every request to it shares (protocol, host, port, credentials), for http.request. */
+  origin: RequestOptions
+}
+
+/** Base URLs are few (one per provider or user setting): each is parsed once, not on every request. */
+const parsedBases = new Map<string, ParsedBase>()
+const MAX_PARSED_BASES = 1000
+
+function parsedBase(baseUrl: string): ParsedBase {
+  let parsed = parsedBases.get(baseUrl)
+  if (parsed) return parsed
+  const base = baseUrl.replace(/\/+$/, '')
+  const url = new URL(base)
+  const { protocol, hostname, port, auth } = urlToHttpOptions(url)
+  parsed = {
+    base,
+    basePath: url.pathname.replace(/\/+$/, ''),
+    version: /\/v\d+[a-z0-9]*$/.exec(base)?.[0],
+    origin: { protocol, hostname, port, ...(auth !== undefined && { auth }) },
+  }
+  if (parsedBases.size >= MAX_PARSED_BASES) parsedBases.clear()
+  parsedBases.set(baseUrl, parsed)
+  return parsed
 }
 
 function withKey(urlFamily: UrlFamily, headers: Record<string, string | string[]>, key: string): void {
@@ -99,6 +133,10 @@ export interface ForwardInput {
   path: string
   query: string
   headers: IncomingHttpHeaders
+  /** The client's body was decoded: its Content-Encoding does not go upstream. */
+  bodyDecoded?: boolean
+  /** Extra headers set on the upstream request (the hop header). */
+  extraHeaders?: Record<string, string>
   body: Buffer
   stream: boolean
   model: string | undefined
@@ -133,16 +171,23 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
     })
   }
   const headers: Record<string, string | string[]> = {}
-  for (const [name, value] of Object.entries(input.headers))
+  const from = input.headers
+  for (const name in from) {
+    const value = from[name]
     if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value
+  }
+  if (input.bodyDecoded) delete headers['content-encoding']
+  if (input.extraHeaders) Object.assign(headers, input.extraHeaders)
+  // Most requests carry no query: its parameters are looked at only when there is one.
+  const query = input.query !== ''
   if (input.upstream.apiKey !== undefined) {
     withKey(input.urlFamily, headers, input.upstream.apiKey)
-    if (target.searchParams.has('key')) target.searchParams.set('key', input.upstream.apiKey)
+    if (query && target.searchParams.has('key')) target.searchParams.set('key', input.upstream.apiKey)
   } else {
     for (const name of AUTH_HEADERS)
       if (input.upstream.dropClientAuth || String(headers[name] ?? '').includes(STAND_IN_KEY))
         delete headers[name]
-    if (input.upstream.dropClientAuth) target.searchParams.delete('key')
+    if (query && input.upstream.dropClientAuth) target.searchParams.delete('key')
   }
   // The usage filter works on the bytes as they are: ask for them unencoded.
   if (input.hideUsageChunk) headers['accept-encoding'] = 'identity'
@@ -167,7 +212,9 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
     }
     const client = target.protocol === 'https:' ? https : http
     const pool = input.upstream.agents ?? agents
-    const upstreamRequest = client.request(target, {
+    const upstreamRequest = client.request({
+      ...parsedBase(input.upstream.baseUrl).origin,
+      path: `${target.pathname}${target.search}`,
       method: input.method,
       headers,
       agent: target.protocol === 'https:' ? pool.https : pool.http,

@@ -44,10 +44,13 @@ export interface ProxiedRequest {
   durationMs: number
 }
 
+/** Answered at once when it is known (from memory), else later: the request path awaits only then. */
+type Maybe<T> = T | Promise<T>
+
 export interface ProxyDeps {
-  authenticate(token: string): Promise<ProxySession | undefined>
+  authenticate(token: string): Maybe<ProxySession | undefined>
   upstreamFor(session: ProxySession, family: UrlFamily): Promise<Upstream>
-  feedsFor(session: ProxySession): Promise<{ feeds: readonly ResolvedFeed[]; project: string }>
+  feedsFor(session: ProxySession): Maybe<{ feeds: readonly ResolvedFeed[]; project: string }>
   fetcher: FeedFetcher
   caps: FeedCaps
   openaiPlacement: 'system' | 'user'
@@ -56,9 +59,9 @@ export interface ProxyDeps {
   instanceId: string
   timeouts: UpstreamTimeouts
   /** A message when the session's profile has spent its budget (no upstream call is made then). */
-  budgetExceeded(session: ProxySession): Promise<string | undefined>
-  /** Stores the request; never throws (failures are logged by the implementation). */
-  record(session: ProxySession, request: ProxiedRequest): Promise<void>
+  budgetExceeded(session: ProxySession): Maybe<string | undefined>
+  /** Stores the request (queued, written behind); never throws (failures are logged by the implementation). */
+  record(session: ProxySession, request: ProxiedRequest): Maybe<void>
   /** A request of `session` arrived; the result is called once its response is over (run idle limits). */
   requestStarted?(session: ProxySession): () => void
   log: Logger
@@ -177,10 +180,13 @@ export function createProxyHandler(deps: ProxyDeps) {
       sendError(res, urlFamily, 'loop_detected', message)
       return
     }
-    const session = await deps.authenticate(token).catch((error: unknown) => {
+    let session: ProxySession | undefined
+    try {
+      const found = deps.authenticate(token)
+      session = found instanceof Promise ? await found : found
+    } catch (error) {
       log.error('proxy token lookup failed', { error })
-      return undefined
-    })
+    }
     if (!session) {
       sendError(
         res,
@@ -208,15 +214,16 @@ export function createProxyHandler(deps: ProxyDeps) {
       startedAt,
       durationMs: 0,
     }
-    const finish = async (status: number, error?: string) => {
+    const finish = (status: number, error?: string) => {
       outcome.status = status
       outcome.error = error
       outcome.durationMs = Date.now() - startedAt.getTime()
-      await deps.record(session, outcome)
+      return deps.record(session, outcome)
     }
 
     // Every method, path and body (empty, or in any coding) meets the budget before anything goes upstream.
-    const overBudget = await deps.budgetExceeded(session)
+    const budget = deps.budgetExceeded(session)
+    const overBudget = budget instanceof Promise ? await budget : budget
     if (overBudget) {
       await finish(sendError(res, urlFamily, 'budget_exceeded', overBudget), overBudget)
       return
@@ -242,11 +249,11 @@ export function createProxyHandler(deps: ProxyDeps) {
       return
     }
 
-    const headers = { ...req.headers }
+    let bodyDecoded = false
     if (route.injectable && method === 'POST' && body.length > 0) {
       let decoded: Buffer
       try {
-        decoded = await decodeBody(body, codings, deps.bodyLimitBytes)
+        decoded = codings.length === 0 ? body : await decodeBody(body, codings, deps.bodyLimitBytes)
       } catch (error) {
         if (error instanceof DecodedBodyTooLarge) {
           const message = tooLarge(' (decompressed)')
@@ -258,7 +265,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         return
       }
       // Decoded bytes are what goes upstream now: the header must say so.
-      delete headers['content-encoding']
+      bodyDecoded = true
       const original = decoded.toString('utf8')
       let text = original
       let parsed: unknown
@@ -275,7 +282,8 @@ export function createProxyHandler(deps: ProxyDeps) {
       }
       outcome.model = modelOf(route.family, parsed, rest)
       if (route.family !== 'gemini') outcome.stream = (parsed as { stream?: unknown }).stream === true
-      const { feeds, project } = await deps.feedsFor(session)
+      const found = deps.feedsFor(session)
+      const { feeds, project } = found instanceof Promise ? await found : found
       if (feeds.length > 0) {
         const results = await deps.fetcher.collect(feeds, {
           agent: session.profile,
@@ -310,7 +318,6 @@ export function createProxyHandler(deps: ProxyDeps) {
         await finish(sendError(res, urlFamily, kind, message), message)
         return
       }
-      headers[HOP_HEADER] = [...hops, deps.instanceId].join(', ')
       const result = await forwardUpstream({
         upstream,
         urlFamily: urlFamily!,
@@ -318,7 +325,9 @@ export function createProxyHandler(deps: ProxyDeps) {
         method,
         path: rest,
         query,
-        headers,
+        headers: req.headers,
+        bodyDecoded,
+        extraHeaders: { [HOP_HEADER]: [...hops, deps.instanceId].join(', ') },
         body: payload,
         stream: outcome.stream,
         model: outcome.model,
@@ -342,7 +351,7 @@ export function createProxyHandler(deps: ProxyDeps) {
         await finish(sendError(res, urlFamily, 'upstream_unreachable', message), message)
         return
       }
-      await finish(result.status, result.aborted ? 'client went away' : undefined)
+      return finish(result.status, result.aborted ? 'client went away' : undefined)
     }
   }
 

@@ -175,7 +175,14 @@ export function createModelProxy(options: {
     return ProfileSchema.safeParse((await stored())?.definition).data ?? null
   }
 
-  async function budgetExceeded(session: ProxySession): Promise<string | undefined> {
+  /** At once for a profile of hangar.yaml without a budget, or a bare adapter id (no budget either). */
+  function budgetExceeded(session: ProxySession): string | undefined | Promise<string | undefined> {
+    const configured = config.agents[session.profile]
+    if (configured ? configured.budget === undefined : isAdapterId(session.profile)) return undefined
+    return budgetSpent(session)
+  }
+
+  async function budgetSpent(session: ProxySession): Promise<string | undefined> {
     const budget = await budgets.status(session.userId, session.profile, () => storedProfileOf(session))
     if (!budget || budget.spentUsd < budget.usd) return undefined
     const where = config.agents[session.profile] ? 'hangar.yaml' : 'its profile'
@@ -190,7 +197,7 @@ export function createModelProxy(options: {
     return message
   }
 
-  async function record(session: ProxySession, request: ProxiedRequest): Promise<void> {
+  function record(session: ProxySession, request: ProxiedRequest): void {
     const usage: UsageTotals = {
       inputTokens: request.usage?.inputTokens ?? 0,
       outputTokens: request.usage?.outputTokens ?? 0,
@@ -241,15 +248,22 @@ export function createModelProxy(options: {
     // From memory after the first request; a revocation through the auth service stops the token at the
     // next request on this daemon, and on the others sharing a PostgreSQL once its NOTIFY arrives.
     // A copy per request: what it carries (the profile read once) is this request's alone.
-    authenticate: async (token) => {
-      const session = await auth.authenticateProxy(token)
-      return session && { ...session }
+    authenticate: (token) => {
+      const found = auth.authenticateProxy(token)
+      return found instanceof Promise
+        ? found.then((session) => session && { ...session })
+        : found && { ...found }
     },
     upstreamFor: (session, family) => upstreams.upstreamFor(session, family),
-    feedsFor: async (session) => ({
-      feeds: await manifestFor(session.profile, session.userId, () => storedProfileOf(session)),
-      project,
-    }),
+    // hangar.yaml's manifests at once; a user's own profile is read once per request.
+    feedsFor: (session) => {
+      const known = manifests.get(session.profile)
+      if (known) return { feeds: known, project }
+      return manifestFor(session.profile, session.userId, () => storedProfileOf(session)).then((feeds) => ({
+        feeds,
+        project,
+      }))
+    },
     fetcher,
     caps: { perFeedBytes: config.proxy.feedMaxBytes, totalBytes: config.proxy.feedTotalMaxBytes },
     openaiPlacement: config.proxy.openaiPlacement,

@@ -39,21 +39,21 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
     await testStore.dispose()
   })
 
-  it('stores what was queued in one transaction per batch', async () => {
+  it('stores what was queued in one statement per batch', async () => {
     // An interval no test waits out: only flush() stores.
     writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 600_000 })
-    const transactions = vi.spyOn(testStore.store, 'transaction')
+    const batches = vi.spyOn(testStore.store.proxyRequestLog, 'recordMany')
     for (let i = 0; i < 5; i++) writer.add(userId, row())
     expect(await stored()).toBe(0)
     await writer.flush()
     expect(await stored()).toBe(5)
-    expect(transactions).toHaveBeenCalledTimes(1)
+    expect(batches).toHaveBeenCalledTimes(1)
   })
 
-  it('stores a batch larger than one INSERT holds, for every user in it, in one transaction', async () => {
+  it('stores a large batch, for every user in it, in one statement', async () => {
     writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 600_000 })
     const other = (await testStore.store.users.create({ name: 'member', role: 'member' })).id
-    const transactions = vi.spyOn(testStore.store, 'transaction')
+    const batches = vi.spyOn(testStore.store.proxyRequestLog, 'recordMany')
     for (let i = 0; i < 450; i++) writer.add(userId, row())
     writer.add(
       other,
@@ -68,7 +68,59 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
     expect(await stored()).toBe(450)
     const since = new Date(Date.now() - 60_000).toISOString()
     expect(await testStore.store.forUser(other).proxyRequests.spentSince('reviewer', since)).toBe(1)
-    expect(transactions).toHaveBeenCalledTimes(1)
+    expect(batches).toHaveBeenCalledTimes(1)
+  })
+
+  it('stores a batch whole or not at all, and then the good rows of a failed batch each alone', async () => {
+    writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 600_000 })
+    const good = [row(), row()]
+    // A run that does not exist: its foreign key fails the statement.
+    const bad = proxyRequestRow({
+      id: 'p-bad',
+      profile: 'reviewer',
+      startedAt: new Date().toISOString(),
+      costUsd: null,
+      runId: 'run_missing',
+    })
+    await expect(
+      testStore.store.proxyRequestLog.recordMany([
+        { userId, row: good[0]! },
+        { userId, row: bad },
+        { userId, row: good[1]! },
+      ]),
+    ).rejects.toThrow()
+    expect(await stored()).toBe(0)
+    writer.add(userId, good[0]!)
+    writer.add(userId, bad)
+    writer.add(userId, good[1]!)
+    await writer.flush()
+    expect(await stored()).toBe(2)
+  })
+
+  it('keeps every field of a row', async () => {
+    writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 600_000 })
+    const full = proxyRequestRow({
+      id: 'p-full',
+      profile: 'reviewer',
+      startedAt: '2026-01-02T03:04:05.678Z',
+      costUsd: 0.125,
+      runId,
+    })
+    full.feeds = [{ name: 'f', source: 's', status: 'fresh', bytes: 3, truncated: false }]
+    full.model = 'claude-sonnet-4-5'
+    full.error = 'client went away'
+    full.stream = true
+    full.usage = {
+      inputTokens: 1200,
+      outputTokens: 40,
+      cacheReadTokens: 5000,
+      cacheWriteTokens: 7,
+      costUsd: 0.125,
+    }
+    writer.add(userId, full)
+    await writer.flush()
+    const [record] = await testStore.store.forUser(userId).proxyRequests.listForRun(runId)
+    expect(record).toEqual(full)
   })
 
   it('stores a queued row by itself within the flush interval', async () => {

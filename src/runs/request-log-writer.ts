@@ -35,8 +35,8 @@ export function createRequestLogWriter(options: {
   async function write(batch: { userId: string; row: NewProxyRequest }[]): Promise<void> {
     if (batch.length === 0) return
     try {
-      // The whole batch in multi-row INSERTs, all or none.
-      await store.transaction((repositories) => repositories.proxyRequestLog.recordMany(batch))
+      // The whole batch in one statement (one transaction), all or none.
+      await store.proxyRequestLog.recordMany(batch)
     } catch {
       // One bad row (its run deleted meanwhile) must not cost the others: each on its own.
       for (const { userId, row } of batch)

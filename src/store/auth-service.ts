@@ -83,6 +83,27 @@ export function createAuthService(options: AuthServiceOptions) {
     await publishRevocation(store.notifications, notice)
   }
 
+  /** A proxy token not in memory: read from the store, then cached (unless a revocation raced the read). */
+  async function lookupProxySession(
+    parsed: NonNullable<ReturnType<typeof parseToken>>,
+    key: string,
+  ): Promise<CachedProxySession | undefined> {
+    const generation = proxySessions.generation()
+    const row = await store.authLookups.findToken(parsed.lookupId)
+    if (!row || row.kind !== 'proxy' || !row.profile || !secretMatches(parsed.secret, row.secret_hash))
+      return undefined
+    if (row.revoked_at || row.expires_at <= clock().toISOString()) return undefined
+    const user = await store.users.findById(row.user_id)
+    if (!user || user.disabledAt) return undefined
+    // Read when not cached (at most once a minute per token); written at most once a minute.
+    const now = clock().getTime()
+    if (!row.last_used_at || Date.parse(row.last_used_at) < now - PROXY_TOUCH_EVERY_MS)
+      await store.authLookups.touchToken(row.id)
+    const session = { tokenId: row.id, userId: row.user_id, runId: row.run_id, profile: row.profile }
+    proxySessions.set(key, generation, { session, expiresAtMs: Date.parse(row.expires_at), nowMs: now })
+    return session
+  }
+
   async function loadActiveUser(userId: string): Promise<User> {
     const user = await store.users.findById(userId)
     if (!user || user.disabledAt) throw unauthorized('this account is disabled')
@@ -183,29 +204,19 @@ export function createAuthService(options: AuthServiceOptions) {
 
     /**
      * The proxy token in a `/proxy/<token>/…` URL: a live PAT of kind `proxy`. Undefined for anything
-     * else (the proxy answers 401 without saying why, in the family's own error shape).
+     * else (the proxy answers 401 without saying why, in the family's own error shape). Answered at once
+     * (no promise) when the session is in memory, so the proxy does not wait a turn.
      */
-    async authenticateProxy(secret: string): Promise<CachedProxySession | undefined> {
+    authenticateProxy(
+      secret: string,
+    ): CachedProxySession | undefined | Promise<CachedProxySession | undefined> {
       const parsed = parseToken(secret, 'pat')
       if (!parsed) return undefined
       const key = hashSecret(secret)
       dropIfOthersWrote()
       const cached = proxySessions.get(key, clock().getTime())
       if (cached) return cached
-      const generation = proxySessions.generation()
-      const row = await store.authLookups.findToken(parsed.lookupId)
-      if (!row || row.kind !== 'proxy' || !row.profile || !secretMatches(parsed.secret, row.secret_hash))
-        return undefined
-      if (row.revoked_at || row.expires_at <= clock().toISOString()) return undefined
-      const user = await store.users.findById(row.user_id)
-      if (!user || user.disabledAt) return undefined
-      // Read when not cached (at most once a minute per token); written at most once a minute.
-      const now = clock().getTime()
-      if (!row.last_used_at || Date.parse(row.last_used_at) < now - PROXY_TOUCH_EVERY_MS)
-        await store.authLookups.touchToken(row.id)
-      const session = { tokenId: row.id, userId: row.user_id, runId: row.run_id, profile: row.profile }
-      proxySessions.set(key, generation, { session, expiresAtMs: Date.parse(row.expires_at), nowMs: now })
-      return session
+      return lookupProxySession(parsed, key)
     },
 
     /** A PAT (`hgr_…`) or a CLI/browser session secret (`hgs_…`) presented as a bearer credential. */

@@ -9,6 +9,11 @@ import type SqliteDatabase from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
 import { AppError } from '../core/errors.js'
+import {
+  createPostgresProxyRequestsAppender,
+  createSqliteProxyRequestsAppender,
+  type ProxyRequestsAppender,
+} from './proxy-requests-appender.js'
 import { createPgNotifications, type StoreNotifications } from './pg-notifications.js'
 import {
   createPostgresRunEventsAppender,
@@ -16,6 +21,7 @@ import {
   type RunEventsAppender,
 } from './run-events-appender.js'
 import type { Database } from './schema.js'
+import { createCommitWatch } from './sqlite-commit-watch.js'
 import { createWalCheckpointer } from './wal-checkpointer.js'
 import { openSqliteFile } from './sqlite-driver.js'
 
@@ -30,6 +36,8 @@ export interface DatabaseHandle {
   notifications?: StoreNotifications
   /** The run-event insert on the engine's own driver, one reused statement (outside transactions). */
   appendRunEvents: RunEventsAppender
+  /** The request log's batch insert on the engine's own driver, one reused statement (outside transactions). */
+  appendProxyRequests: ProxyRequestsAppender
   /**
    * A number that changes whenever another connection (another process: a CLI command, a second daemon)
    * commits to the database — SQLite's `data_version`, read without a query through Kysely. Undefined on
@@ -130,6 +138,7 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
   }
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck()
+  const commits = createCommitWatch(file, () => dataVersion.get() as number)
   // Run events are what fills the WAL: from the first commit of them on, a worker checkpoints it.
   const checkpointer = createWalCheckpointer(file, sqlite)
   const appendRunEvents = createSqliteRunEventsAppender(db, sqlite, { afterCommit: checkpointer.start })
@@ -138,8 +147,10 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
     engine: 'sqlite',
     location: file,
     appendRunEvents,
-    writesByOthers: () => dataVersion.get() as number,
+    appendProxyRequests: createSqliteProxyRequestsAppender(db, sqlite),
+    writesByOthers: commits.writesByOthers,
     close: async () => {
+      commits.close()
       // Batches waiting for their commit slot are stored, not dropped.
       await appendRunEvents.commitWaiting()
       await checkpointer.stop()
@@ -180,6 +191,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     engine: 'postgres',
     location,
     appendRunEvents: createPostgresRunEventsAppender(pool),
+    appendProxyRequests: createPostgresProxyRequestsAppender(pool),
     // Channels are database-wide: two stores in one database (other search_path) must not hear each other.
     notifications: createPgNotifications(url, db, await currentSchema(pool)),
     close: async () => {

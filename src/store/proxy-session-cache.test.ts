@@ -53,6 +53,17 @@ describe.each(STORE_ENGINES)('proxy session cache ($name)', (engine) => {
     expect(await auth.authenticateProxy(token)).toBeUndefined()
   })
 
+  it('answers a session it holds at once, without a promise, and a revoked one not at all', async () => {
+    const { token, record } = await proxyToken()
+    expect(auth.authenticateProxy(token)).toBeInstanceOf(Promise)
+    await auth.authenticateProxy(token)
+    const cached = auth.authenticateProxy(token)
+    expect(cached).not.toBeInstanceOf(Promise)
+    expect(cached).toMatchObject({ tokenId: record.id, profile: 'reviewer' })
+    await auth.revokeToken('system', owner.id, record.id)
+    expect(await auth.authenticateProxy(token)).toBeUndefined()
+  })
+
   it("refuses a run's tokens on the very next request once the run's tokens are revoked", async () => {
     const run = await testStore.store
       .forUser(owner.id)

@@ -106,6 +106,7 @@ export function createStore(handle: DatabaseHandle, options: StoreOptions = {}):
     engine: handle.engine,
     redactor,
     appendRunEvents: handle.appendRunEvents,
+    appendProxyRequests: handle.appendProxyRequests,
   })
   return {
     ...repositories,

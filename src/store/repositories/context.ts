@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely'
 import type { Clock } from '../../core/ids.js'
 import type { Redactor } from '../../core/redact.js'
+import type { ProxyRequestsAppender } from '../proxy-requests-appender.js'
 import type { RunEventsAppender } from '../run-events-appender.js'
 import type { Database } from '../schema.js'
 
@@ -14,6 +15,8 @@ export interface RepositoryContext {
   redactor: Redactor
   /** The fast run-event insert, outside a transaction only (inside one, events go with it through `db`). */
   appendRunEvents?: RunEventsAppender
+  /** The request log's batch insert, outside a transaction only (inside one, rows go through `db`). */
+  appendProxyRequests?: ProxyRequestsAppender
 }
 
 export function nowIso(context: RepositoryContext): string {

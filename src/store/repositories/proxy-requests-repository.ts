@@ -92,12 +92,14 @@ const ROWS_PER_INSERT = 200
 
 /**
  * The request log's writer side, for the batches the proxy writes behind: every user's rows of a batch in
- * one multi-row INSERT (one query to build and run, not one per request). Unscoped because each row names
- * its owner.
+ * one statement, all or none — the engine's own reused statement outside a transaction, else (inside one)
+ * multi-row INSERTs. Unscoped because each row names its owner.
  */
 export function createProxyRequestLog(context: RepositoryContext) {
   return {
     async recordMany(rows: readonly { userId: string; row: NewProxyRequest }[]): Promise<void> {
+      if (context.appendProxyRequests)
+        return context.appendProxyRequests(rows.map(({ userId, row }) => toRow(userId, row)))
       for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
         const values = rows.slice(start, start + ROWS_PER_INSERT).map(({ userId, row }) => toRow(userId, row))
         await context.db.insertInto('proxy_requests').values(values).execute()

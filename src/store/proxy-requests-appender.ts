@@ -1,0 +1,121 @@
+// The proxy's request log, written behind in batches (runs/request-log-writer), on the engine's own driver:
+// one fixed statement prepared once and reused whatever the batch size, instead of a Kysely multi-row
+// INSERT built and compiled anew for every batch. On SQLite one prepared INSERT run per row inside one
+// transaction, taken through Kysely's one connection so it never lands inside a transaction in progress;
+// on PostgreSQL one INSERT … SELECT FROM unnest(arrays) as a named (server-side prepared) statement.
+// Either way a batch lands whole or not at all.
+import type SqliteDatabase from 'better-sqlite3'
+import type { Kysely } from 'kysely'
+import type pg from 'pg'
+import type { Database, ProxyRequestsTable } from './schema.js'
+
+export type ProxyRequestsAppender = (rows: readonly ProxyRequestsTable[]) => Promise<void>
+
+const COLUMNS = [
+  'id',
+  'user_id',
+  'run_id',
+  'token_id',
+  'profile',
+  'family',
+  'method',
+  'path',
+  'model',
+  'stream',
+  'status',
+  'feeds',
+  'input_tokens',
+  'output_tokens',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'cost_usd',
+  'error',
+  'started_at',
+  'duration_ms',
+] as const satisfies readonly (keyof ProxyRequestsTable)[]
+
+const POSTGRES_TYPES: Record<(typeof COLUMNS)[number], string> = {
+  id: 'text',
+  user_id: 'text',
+  run_id: 'text',
+  token_id: 'text',
+  profile: 'text',
+  family: 'text',
+  method: 'text',
+  path: 'text',
+  model: 'text',
+  stream: 'integer',
+  status: 'integer',
+  feeds: 'text',
+  input_tokens: 'integer',
+  output_tokens: 'integer',
+  cache_read_tokens: 'integer',
+  cache_write_tokens: 'integer',
+  cost_usd: 'double precision',
+  error: 'text',
+  started_at: 'text',
+  duration_ms: 'integer',
+}
+
+const INTO = `INSERT INTO proxy_requests (${COLUMNS.join(', ')})`
+
+export function createSqliteProxyRequestsAppender(
+  db: Kysely<Database>,
+  sqlite: SqliteDatabase.Database,
+): ProxyRequestsAppender {
+  // Prepared on first use: the table exists only once the migrations have run.
+  let insertAll: ((rows: readonly ProxyRequestsTable[]) => void) | undefined
+  const prepare = () => {
+    const insert = sqlite.prepare(`${INTO} VALUES (${COLUMNS.map(() => '?').join(', ')})`)
+    return sqlite.transaction((rows: readonly ProxyRequestsTable[]) => {
+      for (const row of rows)
+        insert.run(
+          row.id,
+          row.user_id,
+          row.run_id,
+          row.token_id,
+          row.profile,
+          row.family,
+          row.method,
+          row.path,
+          row.model,
+          row.stream,
+          row.status,
+          row.feeds,
+          row.input_tokens,
+          row.output_tokens,
+          row.cache_read_tokens,
+          row.cache_write_tokens,
+          row.cost_usd,
+          row.error,
+          row.started_at,
+          row.duration_ms,
+        )
+    })
+  }
+  return async (rows) => {
+    if (rows.length === 0) return
+    // Synchronous between BEGIN and COMMIT: nothing else runs on the connection meanwhile.
+    await db.connection().execute(async () => {
+      insertAll ??= prepare()
+      insertAll(rows)
+    })
+  }
+}
+
+const POSTGRES_INSERT = {
+  name: 'hangar_append_proxy_requests',
+  text:
+    `${INTO} SELECT * FROM unnest(` +
+    COLUMNS.map((column, index) => `$${index + 1}::${POSTGRES_TYPES[column]}[]`).join(', ') +
+    ')',
+}
+
+export function createPostgresProxyRequestsAppender(pool: pg.Pool): ProxyRequestsAppender {
+  return async (rows) => {
+    if (rows.length === 0) return
+    const values = COLUMNS.map((column) => rows.map((row) => row[column]))
+    // One statement is one implicit transaction: all its rows or none.
+    await pool.query({ ...POSTGRES_INSERT, values })
+  }
+}

@@ -1,0 +1,56 @@
+// "Has another connection committed?" asked on every proxied request (a revoked token must be refused on
+// the next one), for less than `PRAGMA data_version` costs (a statement step and two fcntl locks). In WAL
+// mode every commit, by any connection of any process, rewrites the wal-index header: the first 48 bytes
+// of `<db>-shm`, whose `iChange` counter goes up with each transaction and whose checksum covers the rest
+// (https://www.sqlite.org/walformat.html, "The WAL-Index Header"). One pread of those bytes tells whether
+// anything committed since the last look; only then is data_version read (our own commits change the
+// header too, but data_version only counts the others'). The header is read before data_version, so a
+// commit landing between the two is seen again on the next call: never missed, at worst read twice.
+// Without a readable `-shm` (not WAL, or an odd file system) every call reads data_version.
+import { closeSync, openSync, readSync } from 'node:fs'
+
+const HEADER_BYTES = 48
+
+export interface CommitWatch {
+  /** data_version: changes whenever another connection committed since the last call. */
+  writesByOthers(): number
+  close(): void
+}
+
+export function createCommitWatch(file: string, dataVersion: () => number): CommitWatch {
+  // Read first: on a fresh file, a first read is what creates `-shm`.
+  let version = dataVersion()
+  let fd: number | undefined
+  try {
+    fd = openSync(`${file}-shm`, 'r')
+  } catch {
+    fd = undefined
+  }
+  let seen = Buffer.alloc(HEADER_BYTES)
+  let next = Buffer.alloc(HEADER_BYTES)
+  let primed = false
+
+  return {
+    writesByOthers() {
+      if (fd === undefined) return dataVersion()
+      let read: number
+      try {
+        read = readSync(fd, next, 0, HEADER_BYTES, 0)
+      } catch {
+        read = 0
+      }
+      if (read === HEADER_BYTES && primed && next.equals(seen)) return version
+      // Changed (or unreadable): swap the buffers, then ask SQLite.
+      const previous = seen
+      seen = next
+      next = previous
+      primed = read === HEADER_BYTES
+      version = dataVersion()
+      return version
+    },
+    close() {
+      if (fd !== undefined) closeSync(fd)
+      fd = undefined
+    },
+  }
+}
