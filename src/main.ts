@@ -51,6 +51,7 @@ import { type AllowedRoots, loadAllowedRoots } from './workspaces/allowed-roots.
 import { createWorkspacePolicy, type WorkspacePolicy } from './runs/workspace-policy.js'
 import { createProjectService, type ProjectService } from './projects/project-service.js'
 import { setupEnvironment } from './runs/workspace-setup.js'
+import { type AttemptsService, createAttemptsService } from './runs/attempts-service.js'
 import {
   createWorkspaceLifecycle,
   type WorkspaceLifecycle,
@@ -115,6 +116,8 @@ export interface Runtime {
   /** Registered projects, their members, and who may work on which. */
   readonly projects: ProjectService
   submitRun(userId: string, request: SubmitRunRequest): Promise<Run>
+  /** Compare attempts: one prompt with several agents, side by side, one picked. */
+  readonly attempts: AttemptsService
   /** Installed CLIs, versions and auth states (cached in the data dir for 24 h unless `refresh`). */
   detectAgents(options?: {
     refresh?: boolean
@@ -283,11 +286,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         })
       : undefined
     const bus: EventBus = createEventBus(clusterSource ? { source: clusterSource } : {})
+    // Attempts check their workspace when their run ends here (made below: it needs the run submitter).
+    const attemptsSink: { onEvents?: AttemptsService['onEvents'] } = {}
     const runs = createRunService({
       store,
       redactor,
       clock,
-      sink: (envelopes, meta) => bus.publish(envelopes, meta),
+      sink: (envelopes, meta) => {
+        bus.publish(envelopes, meta)
+        attemptsSink.onEvents?.(envelopes, meta)
+      },
       owner: { node: info.nodeId, pid: process.pid, bootId: info.bootId },
     })
     const runActivity = createRunActivity()
@@ -443,6 +451,21 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       projects,
       projectDir: options.projectDir,
     })
+    const attempts = createAttemptsService({
+      store,
+      config: options.config,
+      projects,
+      adapters,
+      detectAgents,
+      workspaces,
+      submitRun,
+      scheduler,
+      runs,
+      checkEnv: setupEnvironment(env),
+      workspaceVariables: (workspaceId) => workspaceLifecycle.variables(workspaceId),
+      log: log.child({ component: 'attempts' }),
+    })
+    attemptsSink.onEvents = (envelopes, meta) => attempts.onEvents(envelopes, meta)
 
     return {
       store,
@@ -475,6 +498,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       allowedRoots,
       projects,
       submitRun,
+      attempts,
       detectAgents,
       builtinReadiness: builtinReadinessFor,
       modelProxy,
@@ -499,6 +523,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           runtime: {
             bus,
             submitRun,
+            attempts,
             scheduler,
             actions,
             runs,
@@ -522,6 +547,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       },
       serveProxy: () => servingProxy(undefined, { host: '127.0.0.1', port: 0 }),
       async close() {
+        await attempts.settled()
         bus.close()
         await clusterSource?.close()
         await stopProxyRevocations()

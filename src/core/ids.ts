@@ -18,6 +18,7 @@ export type IdPrefix =
   | 'lnk'
   | 'preq'
   | 'prj'
+  | 'atg'
 
 let lastTime = 0
 let lastRandom: Uint8Array = new Uint8Array(10)

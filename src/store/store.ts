@@ -7,6 +7,7 @@ import { createRedactor, type Redactor } from '../core/redact.js'
 import { migrateToLatest } from './migrate.js'
 import { type DatabaseHandle, type OpenDatabaseOptions, openDatabase } from './open-database.js'
 import { createActionsRepository, createApplyingActions } from './repositories/actions-repository.js'
+import { createAttemptsRepository, createPendingAttempts } from './repositories/attempts-repository.js'
 import { createAuditRepository } from './repositories/audit-repository.js'
 import { createAuthLookups } from './repositories/auth-lookups.js'
 import { createBuiltinSettingsRepository } from './repositories/builtin-settings-repository.js'
@@ -47,6 +48,7 @@ function createUserScope(context: RepositoryContext, userId: string) {
     workspaces: createWorkspacesRepository(context, userId),
     proxyRequests: createProxyRequestsRepository(context, userId),
     usage: createUsageRepository(context, userId),
+    attempts: createAttemptsRepository(context, userId),
   }
 }
 
@@ -64,6 +66,7 @@ function createRepositories(context: RepositoryContext) {
     workspaceSweep: createWorkspaceSweep(context),
     proxyRequestLog: createProxyRequestLog(context),
     workspaceLifecycle: createWorkspaceLifecycleRepository(context),
+    pendingAttempts: createPendingAttempts(context),
     forUser: (userId: string): UserScope => createUserScope(context, userId),
   }
 }
