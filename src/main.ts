@@ -547,7 +547,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       },
       serveProxy: () => servingProxy(undefined, { host: '127.0.0.1', port: 0 }),
       async close() {
-        await attempts.settled()
+        await attempts.close()
         bus.close()
         await clusterSource?.close()
         await stopProxyRevocations()

@@ -27,6 +27,9 @@ export interface AttemptCheckDeps {
   log?: Logger
 }
 
+/** A check stopped by a shutdown: put back to pending, so the next start-up runs it again. */
+export class CheckStopped extends Error {}
+
 /** Keeps the end of a stream of text, saying how much was cut before it. */
 function boundedOutput() {
   let kept = ''
@@ -48,6 +51,7 @@ export async function finishAttempt(
   attempt: AttemptRow,
   end: { runId: string; status: TerminalRunStatus },
   deps: AttemptCheckDeps,
+  signal?: AbortSignal,
 ): Promise<void> {
   const scope = deps.store.forUser(userId)
   // The run-end is stored before the run's row says so: its status is the event's.
@@ -80,13 +84,19 @@ export async function finishAttempt(
         variables: (await deps.workspaceVariables?.(workspace!.id)) ?? {},
         onOutput: (_stream, text) => output.add(text),
         timeoutMs: deps.checkTimeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS,
+        ...(signal && { signal }),
       })
+      if (signal?.aborted) throw new CheckStopped('stopped by a shutdown')
       outcome.checkStatus = result.exitCode === 0 ? 'passed' : 'failed'
       outcome.checkExitCode = result.exitCode
       // A command that could not start says why in its tail only.
       outcome.checkOutput = deps.store.redactor.text(output.text() || result.tail)
     }
   } catch (error) {
+    if (error instanceof CheckStopped) {
+      await scope.attempts.releaseCheck(attempt.conversationId)
+      return
+    }
     deps.log?.warn('attempt check could not run', { conversationId: attempt.conversationId, error })
     outcome.checkStatus = attempt.checkCommand ? 'skipped' : 'none'
     outcome.checkOutput = `not run: ${error instanceof Error ? error.message : String(error)}`

@@ -246,3 +246,65 @@ describe.each(STORE_ENGINES)('attempts service ($name)', (engine) => {
     expect(pick.code).toBe('not_found')
   })
 })
+
+describe('attempts service shutdown', () => {
+  it('stops a check under way at close, and the next start-up runs it again', async () => {
+    const root = await makeTempDir('hangar-attempts-stop-')
+    try {
+      const repo = path.join(root, 'repo')
+      await mkdir(repo)
+      git(repo, 'init', '-q')
+      git(repo, 'commit', '-q', '--allow-empty', '-m', 'init')
+      const go = path.join(root, 'go')
+      const check = `test -f ${go} && echo ran || sleep 600`
+      const open = () =>
+        createRuntime({
+          dataDir: path.join(root, 'data'),
+          config: parseConfig(
+            [
+              'agents:',
+              '  writer: { adapter: cursor-agent }',
+              'projects:',
+              `  repo: { check: "${check}" }`,
+            ].join('\n'),
+          ),
+          projectDir: repo,
+          env: cleanEnv({
+            PATH: [FAKE_BIN, path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
+            HOME: root,
+          }),
+          logLevel: 'silent',
+        })
+      const first = await open()
+      const project = await first.projects.add(first.owner.id, 'test', { path: repo })
+      const started = await first.attempts.start(first.owner.id, {
+        projectId: project.id,
+        prompt: 'FILE=notes.txt',
+        agents: ['writer'],
+      })
+      await until(
+        async () => (await first.attempts.get(first.owner.id, started.id)).attempts[0]!.status === 'checking',
+        'the check to start',
+      )
+      // Closing does not wait ten minutes for the check: it is stopped and put back.
+      await first.scheduler.stop()
+      await first.close()
+      await writeFile(go, '')
+      const second = await open()
+      try {
+        const pending = await second.attempts.get(second.owner.id, started.id)
+        expect(pending.attempts[0]!.check.status).toBe('pending')
+        await second.attempts.recover()
+        await until(async () => (await second.attempts.get(second.owner.id, started.id)).finished, 'recovery')
+        expect((await second.attempts.get(second.owner.id, started.id)).attempts[0]!.check).toMatchObject({
+          status: 'passed',
+          output: 'ran\n',
+        })
+      } finally {
+        await second.close()
+      }
+    } finally {
+      await rm(root, { recursive: true, force: true })
+    }
+  }, 120_000)
+})

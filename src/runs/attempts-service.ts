@@ -81,6 +81,8 @@ export function createAttemptsService(options: AttemptsServiceOptions) {
   const log = options.log ?? silentLogger
   // Checks under way in this process, so a shutdown (and a test) can wait for them.
   const inFlight = new Set<Promise<void>>()
+  // A shutdown stops the checks under way (they go back to pending, and the next start-up runs them).
+  const shutdown = new AbortController()
 
   function invalid(message: string, hint?: string): AppError {
     return new AppError('invalid_request', message, hint ? { hint } : {})
@@ -226,12 +228,13 @@ export function createAttemptsService(options: AttemptsServiceOptions) {
     end: { runId: string; status: TerminalRunStatus },
     conversationId: string,
   ): void {
+    if (shutdown.signal.aborted) return
     const work = (async () => {
       const scope = store.forUser(userId)
       const attempt = await scope.attempts.byConversation(conversationId)
       if (!attempt || (attempt.runId !== null && attempt.runId !== end.runId)) return
       if (!(await scope.attempts.claimCheck(conversationId))) return
-      await finishAttempt(userId, attempt, end, options)
+      await finishAttempt(userId, attempt, end, options, shutdown.signal)
     })().catch((error: unknown) => log.error('attempt check failed', { conversationId, error }))
     inFlight.add(work)
     void work.finally(() => inFlight.delete(work))
@@ -326,6 +329,12 @@ export function createAttemptsService(options: AttemptsServiceOptions) {
         if (run && isTerminalRunStatus(run.status))
           runEnded(pending.userId, { runId: run.id, status: run.status }, pending.conversationId)
       }
+    },
+
+    /** Stops the checks under way (back to pending) and waits for them: the runtime is closing. */
+    async close(): Promise<void> {
+      shutdown.abort()
+      await this.settled()
     },
 
     /** Resolves when the checks under way in this process are done. */
