@@ -45,6 +45,36 @@ describe.each(STORE_ENGINES)('attempts over REST and MCP ($name)', (engine) => {
     return { isError: result.isError === true, text, value: result.structuredContent }
   }
 
+  /** Reads an SSE stream of the owner's until an event of `type` arrives (the stream is then closed). */
+  async function firstEvent(route: string, type: string): Promise<Record<string, unknown>> {
+    const token = await daemon.tokenFor(daemon.runtime.owner)
+    for (;;) {
+      const controller = new AbortController()
+      const response = await fetch(`${daemon.url}${route}`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: controller.signal,
+      })
+      const decoder = new TextDecoder()
+      let buffer = ''
+      const stop = setTimeout(() => controller.abort(), 5000)
+      try {
+        for await (const chunk of response.body!) {
+          buffer += decoder.decode(chunk as Uint8Array, { stream: true })
+          for (const line of buffer.split('\n')) {
+            if (!line.startsWith('data:')) continue
+            const data = JSON.parse(line.slice(5)) as Record<string, unknown>
+            if (data.type === type) return data
+          }
+        }
+      } catch {
+        // Not there yet: the stream is read again (its check may still run).
+      } finally {
+        clearTimeout(stop)
+        controller.abort()
+      }
+    }
+  }
+
   const counts = async (userId: string) => ({
     conversations: (await daemon.runtime.store.forUser(userId).conversations.list({ limit: 1000 })).length,
     workspaces: (await daemon.runtime.store.forUser(userId).workspaces.list()).length,
@@ -81,6 +111,16 @@ describe.each(STORE_ENGINES)('attempts over REST and MCP ($name)', (engine) => {
     expect(listed.json.attempts.map((group) => group.id)).toContain(started.json.id)
     const cleared = await daemon.api<Project>('PATCH', `/api/projects/${project.id}`, { check: null })
     expect(cleared.json.check).toBeNull()
+
+    // Each attempt's end is an event on its conversation's stream (replayed from the store).
+    const conversationId = started.json.attempts[0]!.conversationId
+    const event = await firstEvent(`/api/conversations/${conversationId}/events`, 'attempt-finished')
+    expect(event).toMatchObject({
+      type: 'attempt-finished',
+      attemptId: started.json.id,
+      conversationId,
+      checkStatus: expect.stringMatching(/^(passed|failed|skipped)$/),
+    })
   })
 
   it('answers bad input with 400 and a clear message, and makes nothing', async () => {
