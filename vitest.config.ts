@@ -8,8 +8,10 @@ export default defineConfig({
     pool: 'forks',
     // Two cores: two test files at a time.
     maxWorkers: 2,
+    // Scaled up per test file by the machine's load: test/setup/load-aware-timeouts.ts.
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    setupFiles: ['test/setup/load-aware-timeouts.ts'],
     // A skipped test hides a failure: treat `.only` as an error in CI.
     allowOnly: false,
     reporters: ['default', './test/setup/summary-reporter.ts'],

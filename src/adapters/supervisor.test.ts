@@ -1,7 +1,8 @@
 import { mkdtemp } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createAgentLauncher } from './agent-launcher.js'
 import { createSupervisor, groupAlive, STDERR_TAIL_BYTES } from './supervisor.js'
 import type { LaunchPlan } from './types.js'
 
@@ -13,7 +14,14 @@ const shell = (script: string, stdin: string | null = null): LaunchPlan => ({
   files: [],
 })
 
-describe('supervisor', () => {
+// The same behaviour whether the daemon spawns an agent itself or its agent launcher does (`hangar up`).
+const launcher = createAgentLauncher()
+afterAll(() => launcher.close())
+
+describe.each([
+  ['spawned here', () => createSupervisor()],
+  ['spawned by the agent launcher', () => createSupervisor({ launcher })],
+])('supervisor, %s', (_mode, createSupervisor) => {
   it('feeds stdin, splits stdout into lines (including a last line without newline), and reports the exit', async () => {
     const lines: string[] = []
     const handle = await createSupervisor().start(

@@ -5,7 +5,9 @@
 import { type ChildProcess, spawn as nodeSpawn } from 'node:child_process'
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import type { Readable } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
+import type { AgentLauncher } from './agent-launcher.js'
 import type { LaunchPlan } from './types.js'
 
 export const STDERR_TAIL_BYTES = 64 * 1024
@@ -90,33 +92,71 @@ export async function writeLaunchFiles(plan: LaunchPlan): Promise<void> {
   }
 }
 
-export function createSupervisor(options: { spawn?: SpawnFunction } = {}) {
+/** A started process as the supervisor reads it, spawned here or by the agent launcher. */
+interface StartedProcess {
+  pid: number
+  stdout: Readable
+  stderr: Readable
+  /** Resolves once the process has exited and its stdout and stderr are closed. */
+  closed: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+async function spawnHere(spawn: SpawnFunction, plan: LaunchPlan, cwd: string): Promise<StartedProcess> {
+  const child: ChildProcess = spawn(plan.command, plan.args, {
+    cwd,
+    // As a shell would: some CLIs (OpenCode) work in $PWD, and the inherited one is where Hangar ran.
+    env: { ...plan.env, PWD: cwd },
+    detached: true,
+    stdio: [plan.stdin === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  })
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('close', (code, signal) => resolve({ code, signal }))
+  })
+  await new Promise<void>((resolve, reject) => {
+    child.once('spawn', () => resolve())
+    child.once('error', reject)
+  })
+  if (plan.stdin !== null && child.stdin) {
+    // A CLI that exits before reading all of stdin must not crash us with EPIPE.
+    child.stdin.on('error', () => {})
+    child.stdin.end(plan.stdin)
+  }
+  return { pid: child.pid!, stdout: child.stdout!, stderr: child.stderr!, closed }
+}
+
+async function spawnByLauncher(
+  launcher: AgentLauncher,
+  plan: LaunchPlan,
+  cwd: string,
+): Promise<StartedProcess> {
+  const launched = await launcher.launch({
+    command: plan.command,
+    args: plan.args,
+    cwd,
+    env: { ...plan.env, PWD: cwd },
+    stdin: plan.stdin,
+  })
+  return launched
+}
+
+export function createSupervisor(options: { spawn?: SpawnFunction; launcher?: AgentLauncher } = {}) {
   const spawn = options.spawn ?? nodeSpawn
 
   return {
+    /** Stops the agent launcher, if any (the agents it started go on). */
+    close(): void {
+      options.launcher?.close()
+    },
+
     /** Writes the plan's files, then spawns it. Throws only when the process cannot start at all. */
     async start(plan: LaunchPlan, cwd: string, handlers: SpawnHandlers): Promise<SupervisedProcess> {
       await writeLaunchFiles(plan)
-      const child: ChildProcess = spawn(plan.command, plan.args, {
-        cwd,
-        // As a shell would: some CLIs (OpenCode) work in $PWD, and the inherited one is where Hangar ran.
-        env: { ...plan.env, PWD: cwd },
-        detached: true,
-        stdio: [plan.stdin === null ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-      })
-      await new Promise<void>((resolve, reject) => {
-        child.once('spawn', () => resolve())
-        child.once('error', reject)
-      })
-      const pid = child.pid!
+      const child = options.launcher
+        ? await spawnByLauncher(options.launcher, plan, cwd)
+        : await spawnHere(spawn, plan, cwd)
+      const pid = child.pid
       let cancelled = false
       let stderr = ''
-
-      if (plan.stdin !== null && child.stdin) {
-        // A CLI that exits before reading all of stdin must not crash us with EPIPE.
-        child.stdin.on('error', () => {})
-        child.stdin.end(plan.stdin)
-      }
 
       const decoder = new StringDecoder('utf8')
       let pending = ''
@@ -130,20 +170,18 @@ export function createSupervisor(options: { spawn?: SpawnFunction } = {}) {
           newline = pending.indexOf('\n')
         }
       }
-      child.stdout!.on('data', (chunk: Buffer) => emitLines(decoder.write(chunk)))
-      child.stderr!.on('data', (chunk: Buffer) => {
+      child.stdout.on('data', (chunk: Buffer) => emitLines(decoder.write(chunk)))
+      child.stderr.on('data', (chunk: Buffer) => {
         const text = chunk.toString('utf8')
         stderr = (stderr + text).slice(-STDERR_TAIL_BYTES)
         handlers.onStderr?.(text)
       })
 
-      const exited = new Promise<ProcessExit>((resolve) => {
-        child.once('close', (code, signal) => {
-          emitLines(decoder.end())
-          if (pending.trim().length > 0) handlers.onLine(pending.replace(/\r$/, ''))
-          pending = ''
-          resolve({ code, signal, cancelled })
-        })
+      const exited = child.closed.then(({ code, signal }): ProcessExit => {
+        emitLines(decoder.end())
+        if (pending.trim().length > 0) handlers.onLine(pending.replace(/\r$/, ''))
+        pending = ''
+        return { code, signal, cancelled }
       })
 
       return {

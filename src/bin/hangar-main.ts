@@ -30,6 +30,14 @@ const code = await runCli(
   {
     onShutdown: (handler) => handlers.push(handler),
     onReload: (handler) => reloadHandlers.push(handler),
+    // Started by `hangar up --detach`: one message to say it is ready, then the channel is let go.
+    ...(process.send && {
+      notifyParent: (message: unknown) => {
+        process.send?.(message, undefined, {}, () => {
+          if (process.connected) process.disconnect()
+        })
+      },
+    }),
   },
 )
 process.exitCode = code

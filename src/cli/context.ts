@@ -32,7 +32,7 @@ function logLevel(io: CliIo, fallback: LogLevel): LogLevel {
 
 export async function openRuntime(
   io: CliIo,
-  options: GlobalOptions & { nodeId?: string | undefined },
+  options: GlobalOptions & { nodeId?: string | undefined; agentLauncher?: boolean },
   defaults: { logLevel: LogLevel } = { logLevel: 'warn' },
 ): Promise<Runtime> {
   const project = findProject(io.cwd)
@@ -44,6 +44,7 @@ export async function openRuntime(
     projectDir: project.dir,
     env: io.env,
     nodeId: options.nodeId,
+    ...(options.agentLauncher && { agentLauncher: true }),
     logLevel: logLevel(io, defaults.logLevel),
     logDestination: io.stderr,
     logFormat: logFormatFor(io.env, (io.stderr as { isTTY?: boolean }).isTTY === true),

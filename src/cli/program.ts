@@ -6,6 +6,7 @@ import { registerActionsCommand } from './commands/actions-command.js'
 import { registerAgentsCommand } from './commands/agents-command.js'
 import { registerAttemptsCommand } from './commands/attempts-command.js'
 import { registerBackupCommands } from './commands/backup-commands.js'
+import { registerDaemonControlCommands } from './commands/daemon-control-command.js'
 import { registerDoctorCommand } from './commands/doctor-command.js'
 import { registerLoginCommands } from './commands/login-command.js'
 import { registerProjectsCommand } from './commands/projects-command.js'
@@ -13,7 +14,9 @@ import { registerProxyCommands } from './commands/proxy-commands.js'
 import { registerRunCommand } from './commands/run-command.js'
 import { registerRunsCommand } from './commands/runs-command.js'
 import { registerSecretsCommand } from './commands/secrets-command.js'
+import { registerServiceCommand } from './commands/service-command.js'
 import { registerTokenCommand } from './commands/token-command.js'
+import { registerTriggersCommand } from './commands/triggers-command.js'
 import { registerUpCommand } from './commands/up-command.js'
 import { registerWorkspacesCommand } from './commands/workspaces-command.js'
 import type { GlobalOptions } from './context.js'
@@ -24,6 +27,8 @@ export interface RunOptions {
   onShutdown?: (handler: (signal: string) => void) => void
   /** Called with the daemon's reload handler; the bin wires it to SIGHUP. */
   onReload?: (handler: () => void) => void
+  /** The IPC channel of a daemon started by `hangar up --detach`: sends one message, then lets go. */
+  notifyParent?: (message: unknown) => void
 }
 
 export function buildProgram(io: CliIo, options: RunOptions = {}): Command {
@@ -39,12 +44,14 @@ export function buildProgram(io: CliIo, options: RunOptions = {}): Command {
   registerUpCommand(program, io, globals, {
     onShutdown: options.onShutdown ?? (() => {}),
     onReload: options.onReload ?? (() => {}),
+    ...(options.notifyParent && { notifyParent: options.notifyParent }),
   })
   registerRunCommand(program, io, globals, { onShutdown: options.onShutdown ?? (() => {}) })
   registerRunsCommand(program, io, globals)
   registerWorkspacesCommand(program, io, globals)
   registerAttemptsCommand(program, io, globals)
   registerProjectsCommand(program, io, globals)
+  registerTriggersCommand(program, io, globals)
   registerAgentsCommand(program, io, globals)
   registerActionsCommand(program, io, globals, { onShutdown: options.onShutdown ?? (() => {}) })
   registerLoginCommands(program, io, globals)
@@ -53,6 +60,8 @@ export function buildProgram(io: CliIo, options: RunOptions = {}): Command {
   registerSecretsCommand(program, io, globals)
   registerDoctorCommand(program, io, globals)
   registerBackupCommands(program, io, globals)
+  registerDaemonControlCommands(program, io, globals)
+  registerServiceCommand(program, io, globals)
 
   for (const command of program.commands) {
     command.exitOverride()

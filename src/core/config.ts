@@ -164,6 +164,13 @@ const configShape = z.strictObject({
   adapters: adaptersSchema.default({}),
   proxy: proxySchema.default(() => proxySchema.parse({})),
   server: serverSchema.default(() => serverSchema.parse({})),
+  /**
+   * Triggers (src/triggers): `allowPrivateNetworks` lets reports reach a loopback or private
+   * `services.github` URL (default off; checked where the connection is made).
+   */
+  triggers: z
+    .strictObject({ allowPrivateNetworks: z.boolean().default(false) })
+    .default(() => ({ allowPrivateNetworks: false })),
   /** Per-project settings, keyed by project name (the workspace lifecycle). */
   projects: z.record(name, ProjectSettingsSchema).default({}),
 })

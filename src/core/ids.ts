@@ -19,6 +19,8 @@ export type IdPrefix =
   | 'preq'
   | 'prj'
   | 'atg'
+  | 'trg'
+  | 'tfr'
 
 let lastTime = 0
 let lastRandom: Uint8Array = new Uint8Array(10)

@@ -6,6 +6,7 @@
 // spent is counted then (between re-seeds, on a cluster, a budget may overshoot by that too).
 import type { BudgetStatus } from '../core/api-types.js'
 import { parseDuration } from '../core/duration.js'
+import type { StoredProfile } from '../store/repositories/profiles-repository.js'
 import { type Budget, type BudgetDeps, budgetOf } from './budgets.js'
 
 export const BUDGET_RESEED_MS = 5_000
@@ -18,8 +19,15 @@ interface Spend {
 }
 
 export interface BudgetLedger {
-  /** The profile's budget and what it spent, or undefined when it has none. */
-  status(userId: string, profile: string): Promise<BudgetStatus | undefined>
+  /**
+   * The profile's budget and what it spent, or undefined when it has none. `stored` reads the user's own
+   * profile (by default from the store).
+   */
+  status(
+    userId: string,
+    profile: string,
+    stored?: () => Promise<StoredProfile | undefined>,
+  ): Promise<BudgetStatus | undefined>
   /** A request of the profile was metered at `costUsd` (stored already, or about to be). */
   metered(userId: string, profile: string, costUsd: number): void
 }
@@ -71,8 +79,8 @@ export function createBudgetLedger(
   }
 
   return {
-    async status(userId, profile) {
-      const budget = await budgetOf(deps, userId, profile)
+    async status(userId, profile, stored) {
+      const budget = await budgetOf(deps, userId, profile, stored)
       if (!budget) return undefined
       const since = new Date(now().getTime() - parseDuration(budget.window, 'budget window')).toISOString()
       const spentUsd = await spentOf(userId, profile, budget, since)

@@ -5,6 +5,7 @@ import { isAdapterId } from '../core/adapter-ids.js'
 import type { BudgetStatus } from '../core/api-types.js'
 import { type HangarConfig, type ProfileConfig, ProfileSchema } from '../core/config.js'
 import { parseDuration } from '../core/duration.js'
+import type { StoredProfile } from '../store/repositories/profiles-repository.js'
 import type { Store } from '../store/store.js'
 import { loadUserProfiles } from './resolve-agent.js'
 
@@ -35,12 +36,14 @@ export async function budgetOf(
   deps: BudgetDeps,
   userId: string,
   profile: string,
+  /** How the user's own profile is read (the proxy reads it once per request for all its checks). */
+  stored: () => Promise<StoredProfile | undefined> = () => deps.store.forUser(userId).profiles.get(profile),
 ): Promise<Budget | undefined> {
   // Runs on every proxied request: one row read at most, none for hangar.yaml's or a bare adapter id.
   const configured = deps.config.agents[profile]
-  const stored =
-    configured || isAdapterId(profile) ? undefined : await deps.store.forUser(userId).profiles.get(profile)
-  return configured?.budget ?? ProfileSchema.shape.budget.safeParse(stored?.definition.budget).data
+  if (configured) return configured.budget
+  if (isAdapterId(profile)) return undefined
+  return ProfileSchema.shape.budget.safeParse((await stored())?.definition.budget).data
 }
 
 /** The budget of one profile and what it spent, or undefined when the profile has none. */

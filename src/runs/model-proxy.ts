@@ -22,6 +22,7 @@ import { createProxyHandler, type ProxiedRequest, type ProxySession } from '../p
 import type { UrlFamily } from '../proxy/proxy-errors.js'
 import type { AuthService, Principal } from '../store/auth-service.js'
 import type { CredentialsService } from '../store/credentials-service.js'
+import type { StoredProfile } from '../store/repositories/profiles-repository.js'
 import type { Store } from '../store/store.js'
 import type { BuiltinProxyRoute } from './builtin-model.js'
 import { createBudgetLedger } from './budget-ledger.js'
@@ -102,7 +103,10 @@ export function createModelProxy(options: {
   requestLogFlushMs?: number
 }) {
   const { store, auth, config, env, log } = options
-  const upstreams = createProxyUpstreams({ ...options, profileFor })
+  const upstreams = createProxyUpstreams({
+    ...options,
+    profileFor: (requester) => parseProfile(requester.profile, () => storedProfileOf(requester)),
+  })
   const project = path.basename(options.projectDir)
   const fetcher =
     options.fetcher ??
@@ -124,11 +128,31 @@ export function createModelProxy(options: {
   const budgets = createBudgetLedger({ config, store, beforeSeed: () => requestLog.flush() })
   let baseUrl: string | undefined
 
+  // A proxied request checks its budget, resolves its feeds and its upstream, each needing the profile: a
+  // user's own is read once per request (each request gets its own session object; see `authenticate`).
+  const storedProfiles = new WeakMap<object, Promise<StoredProfile | undefined>>()
+  /** The stored (UI-made) profile of a request, read from the store once for that request. */
+  function storedProfileOf(requester: {
+    userId: string
+    profile: string
+  }): Promise<StoredProfile | undefined> {
+    let stored = storedProfiles.get(requester)
+    if (!stored) {
+      stored = store.forUser(requester.userId).profiles.get(requester.profile)
+      storedProfiles.set(requester, stored)
+    }
+    return stored
+  }
+
   /**
    * A profile's feeds: hangar.yaml's (resolved once), else the user's own profile's (read per request: it
    * may change at any time). A bare adapter id has none.
    */
-  async function manifestFor(profile: string, userId?: string): Promise<ResolvedFeed[]> {
+  async function manifestFor(
+    profile: string,
+    userId?: string,
+    stored = () => store.forUser(userId!).profiles.get(profile),
+  ): Promise<ResolvedFeed[]> {
     let manifest = manifests.get(profile)
     if (manifest) return manifest
     if (config.agents[profile] || !userId || isAdapterId(profile)) {
@@ -136,22 +160,23 @@ export function createModelProxy(options: {
       manifests.set(profile, manifest)
       return manifest
     }
-    const stored = await store.forUser(userId).profiles.get(profile)
-    const parsed = ProfileSchema.safeParse(stored?.definition)
+    const parsed = ProfileSchema.safeParse((await stored())?.definition)
     // Not the operator's: only paths under each service's userFeedPaths (feed-path-policy).
     return parsed.success ? resolveFeedManifest(profile, parsed.data, config.services, 'user') : []
   }
 
   /** A profile by name: hangar.yaml's, else the user's own (read per request: it may change at any time). */
-  async function profileFor(userId: string, profile: string): Promise<ProfileConfig | null> {
+  async function parseProfile(
+    profile: string,
+    stored: () => Promise<StoredProfile | undefined>,
+  ): Promise<ProfileConfig | null> {
     if (config.agents[profile]) return config.agents[profile]
     if (isAdapterId(profile)) return null
-    const stored = await store.forUser(userId).profiles.get(profile)
-    return ProfileSchema.safeParse(stored?.definition).data ?? null
+    return ProfileSchema.safeParse((await stored())?.definition).data ?? null
   }
 
   async function budgetExceeded(session: ProxySession): Promise<string | undefined> {
-    const budget = await budgets.status(session.userId, session.profile)
+    const budget = await budgets.status(session.userId, session.profile, () => storedProfileOf(session))
     if (!budget || budget.spentUsd < budget.usd) return undefined
     const where = config.agents[session.profile] ? 'hangar.yaml' : 'its profile'
     const message = `the budget of agent "${session.profile}" is used up: $${budget.spentUsd.toFixed(2)} of $${budget.usd} in the last ${budget.window} (budget in ${where})`
@@ -215,9 +240,16 @@ export function createModelProxy(options: {
   const handler = createProxyHandler({
     // From memory after the first request; a revocation through the auth service stops the token at the
     // next request on this daemon, and on the others sharing a PostgreSQL once its NOTIFY arrives.
-    authenticate: (token) => auth.authenticateProxy(token),
+    // A copy per request: what it carries (the profile read once) is this request's alone.
+    authenticate: async (token) => {
+      const session = await auth.authenticateProxy(token)
+      return session && { ...session }
+    },
     upstreamFor: (session, family) => upstreams.upstreamFor(session, family),
-    feedsFor: async (session) => ({ feeds: await manifestFor(session.profile, session.userId), project }),
+    feedsFor: async (session) => ({
+      feeds: await manifestFor(session.profile, session.userId, () => storedProfileOf(session)),
+      project,
+    }),
     fetcher,
     caps: { perFeedBytes: config.proxy.feedMaxBytes, totalBytes: config.proxy.feedTotalMaxBytes },
     openaiPlacement: config.proxy.openaiPlacement,

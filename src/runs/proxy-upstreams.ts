@@ -37,8 +37,8 @@ export function createProxyUpstreams(options: {
   config: HangarConfig
   env: Readonly<Record<string, string | undefined>>
   credentials: CredentialsService
-  /** A profile by name: hangar.yaml's, else the user's own (null for a bare adapter id or none). */
-  profileFor(userId: string, profile: string): Promise<ProfileConfig | null>
+  /** The requester's profile: hangar.yaml's, else the user's own (null for a bare adapter id or none). */
+  profileFor(requester: UpstreamRequester): Promise<ProfileConfig | null>
 }) {
   const { config, env, credentials } = options
   const cache = new Map<string, { upstream: Promise<Upstream>; until: number }>()
@@ -92,8 +92,7 @@ export function createProxyUpstreams(options: {
   }
 
   async function resolve(requester: UpstreamRequester, family: UrlFamily): Promise<Upstream> {
-    const profile =
-      requester.profile === 'builtin' ? null : await options.profileFor(requester.userId, requester.profile)
+    const profile = requester.profile === 'builtin' ? null : await options.profileFor(requester)
     const builtin = requester.profile === 'builtin' || profile?.adapter === 'builtin'
     return builtin ? forBuiltin(requester, profile, family) : forCli(requester, family)
   }

@@ -7,7 +7,13 @@ import type { DetectedAdapter } from '../adapters/detection.js'
 import { AppError } from '../core/errors.js'
 import { BUILTIN_NO_PROVIDER, BUILTIN_PROVIDER_FIX } from './builtin-model.js'
 import { type BuiltinReadiness, builtinReadiness } from './builtin-readiness.js'
-import { defaultAgentName, resolveAgent, resolveAgentOrDefault } from './resolve-agent.js'
+import {
+  defaultAgentName,
+  needsUserProfiles,
+  resolveAgent,
+  resolveAgentOrDefault,
+  userProfilesFor,
+} from './resolve-agent.js'
 
 const registry = createDefaultAdapterRegistry()
 
@@ -109,5 +115,40 @@ describe('builtinReadiness', () => {
       problem: 'needs a provider',
       fix: 'no API key for provider "openai": set OPENAI_API_KEY',
     })
+  })
+})
+
+// Every run used to read the user's profiles from the store three times (submit, scheduling pass, start),
+// even for a hangar.yaml profile or an adapter id, which no user profile can stand for.
+describe('userProfilesFor', () => {
+  const counting = () => {
+    let reads = 0
+    const store = {
+      forUser: () => ({
+        profiles: {
+          list: async () => {
+            reads++
+            return [{ name: 'mine', definition: { adapter: 'builtin' } }]
+          },
+        },
+      }),
+    } as unknown as Parameters<typeof userProfilesFor>[2]
+    return { store, reads: () => reads }
+  }
+
+  it('reads no profile for a hangar.yaml profile or an adapter id', async () => {
+    const config = parseConfig('agents:\n  reviewer: { adapter: codex }\n')
+    const { store, reads } = counting()
+    for (const name of ['reviewer', 'codex', 'builtin'])
+      expect(Object.keys(await userProfilesFor(name, config, store, 'user'))).toEqual([])
+    expect(needsUserProfiles('reviewer', config)).toBe(false)
+    expect(reads()).toBe(0)
+  })
+
+  it('reads them for any other name, and when no agent is named (defaultAgent may name one)', async () => {
+    const { store, reads } = counting()
+    expect(Object.keys(await userProfilesFor('mine', defaultConfig(), store, 'user'))).toEqual(['mine'])
+    expect(Object.keys(await userProfilesFor(undefined, defaultConfig(), store, 'user'))).toEqual(['mine'])
+    expect(reads()).toBe(2)
   })
 })

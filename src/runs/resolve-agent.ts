@@ -6,6 +6,7 @@ import type { DetectedAdapter } from '../adapters/detection.js'
 import { isUsable } from '../adapters/detection.js'
 import type { AdapterRegistry } from '../adapters/registry.js'
 import type { AdapterDef } from '../adapters/types.js'
+import { isAdapterId } from '../core/adapter-ids.js'
 import { type HangarConfig, type ProfileConfig, ProfileSchema } from '../core/config.js'
 import { AppError } from '../core/errors.js'
 import type { Store } from '../store/store.js'
@@ -37,6 +38,29 @@ export async function loadUserProfiles(store: Store, userId: string): Promise<Us
   }
   return profiles
 }
+
+/**
+ * Whether resolving `name` may need the user's own profiles: not for a hangar.yaml profile or an adapter id
+ * (the user's own never shadow either; the profile routes keep the names apart).
+ */
+export function needsUserProfiles(name: string | undefined, config: Pick<HangarConfig, 'agents'>): boolean {
+  return name === undefined || (config.agents[name] === undefined && !isAdapterId(name))
+}
+
+/** loadUserProfiles, unless `name` cannot mean one of them (no store read then). */
+export async function userProfilesFor(
+  name: string | undefined,
+  config: Pick<HangarConfig, 'agents'>,
+  store: Store,
+  userId: string,
+): Promise<UserProfiles> {
+  return needsUserProfiles(name, config) ? loadUserProfiles(store, userId) : NO_USER_PROFILES
+}
+
+/** The user profiles of a name that cannot mean one. */
+export const NO_USER_PROFILES: UserProfiles = Object.freeze(
+  Object.create(null) as Record<string, ProfileConfig>,
+)
 
 /**
  * A profile by name: hangar.yaml's, else the user's own. Every run resolves its profile here — a first run

@@ -26,7 +26,13 @@ import { executeCliRun } from './execute-cli-run.js'
 import type { WorkspaceLifecycle } from '../workspaces/lifecycle/workspace-lifecycle.js'
 import { runLifecycle } from './workspace-setup.js'
 import { cliTimeoutSeconds, type RunActivity, runLimitsFor, startRunLimits } from './run-limits.js'
-import { loadUserProfiles, resolveAgent, type UserProfiles } from './resolve-agent.js'
+import {
+  loadUserProfiles,
+  NO_USER_PROFILES,
+  needsUserProfiles,
+  resolveAgent,
+  type UserProfiles,
+} from './resolve-agent.js'
 import { runToResume } from './resume-run.js'
 import { cliHandoff } from './handoff-source.js'
 import type { ActiveRun, RunEnd, RunService } from './run-service.js'
@@ -83,7 +89,13 @@ export function createScheduler(options: SchedulerOptions) {
   let stopped = false
   let timer: NodeJS.Timeout | undefined
 
-  async function execute(userId: string, active: ActiveRun, signal: AbortSignal): Promise<void> {
+  /** `userProfiles`: the user's own profiles as the scheduling pass read them (or none, when not needed). */
+  async function execute(
+    userId: string,
+    active: ActiveRun,
+    userProfiles: UserProfiles,
+    signal: AbortSignal,
+  ): Promise<void> {
     const run = active.run
     const conversations = store.forUser(userId).conversations
     try {
@@ -94,7 +106,7 @@ export function createScheduler(options: SchedulerOptions) {
         config: options.config,
         registry: options.registry,
         detected: adapters,
-        userProfiles: await loadUserProfiles(store, userId),
+        userProfiles,
       })
       if (agent.kind === 'builtin') {
         if (!run.conversationId)
@@ -197,6 +209,22 @@ export function createScheduler(options: SchedulerOptions) {
     }
   }
 
+  /**
+   * A run cancelled because the daemon stops (`hangar down`, SIGTERM) was not cancelled by anyone: it ends
+   * `interrupted`, as after a crash, and can be resumed.
+   */
+  function endsWithDaemon(active: ActiveRun): ActiveRun {
+    return {
+      ...active,
+      end: (end) =>
+        active.end(
+          stopped && end.status === 'cancelled'
+            ? { ...end, status: 'interrupted', reason: 'the daemon stopped before the run finished' }
+            : end,
+        ),
+    }
+  }
+
   async function failForDependency(
     userId: string,
     run: Run,
@@ -214,11 +242,13 @@ export function createScheduler(options: SchedulerOptions) {
     const queued = await store.runQueue.queued(runs.owner.node)
     const statuses = await store.runQueue.statuses([...new Set(queued.flatMap((run) => run.dependsOn))])
     const unfinalized = queued.length > 0 ? await store.runQueue.unfinalized() : []
-    // Users' own profiles, read once per pass (they may change between passes).
+    // Users' own profiles, read once per pass (they may change between passes), and only for a run whose
+    // agent may be one of them.
     const profilesOf = new Map<string, Promise<UserProfiles>>()
-    const userProfiles = (userId: string) => {
-      let profiles = profilesOf.get(userId)
-      if (!profiles) profilesOf.set(userId, (profiles = loadUserProfiles(store, userId)))
+    const userProfiles = (run: Run & { userId: string }): Promise<UserProfiles> => {
+      if (!needsUserProfiles(run.agent, options.config)) return Promise.resolve(NO_USER_PROFILES)
+      let profiles = profilesOf.get(run.userId)
+      if (!profiles) profilesOf.set(run.userId, (profiles = loadUserProfiles(store, run.userId)))
       return profiles
     }
     for (const run of queued) {
@@ -238,7 +268,8 @@ export function createScheduler(options: SchedulerOptions) {
       // changes are being brought back; a failed finalize (the user's to retry) fails it at start.
       const holder = holderAmong(unfinalized, run.cwd, run.id)
       if (holder && mayClearItself(holder)) continue
-      const slot = slotFor(run, options.config, await userProfiles(run.userId))
+      const profiles = await userProfiles(run)
+      const slot = slotFor(run, options.config, profiles)
       const key = slotKey(run.userId, slot)
       // Full here already: no need to ask the store. Otherwise the claim counts the agent's active runs on
       // every node sharing the store, so the limit holds across the cluster.
@@ -247,7 +278,7 @@ export function createScheduler(options: SchedulerOptions) {
       const active = await runs.claim(run.userId, run.id, undefined, slot)
       if (!active) continue
       const controller = new AbortController()
-      const done = execute(run.userId, active, controller.signal).finally(() => {
+      const done = execute(run.userId, endsWithDaemon(active), profiles, controller.signal).finally(() => {
         running.delete(run.id)
         kick()
       })

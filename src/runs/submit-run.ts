@@ -23,7 +23,7 @@ import type { Project } from '../core/api-types.js'
 import type { ProjectService } from '../projects/project-service.js'
 import type { ActionsService } from './actions-service.js'
 import type { BuiltinReadiness } from './builtin-readiness.js'
-import { loadUserProfiles, type ResolvedAgent, resolveAgentOrDefault } from './resolve-agent.js'
+import { type ResolvedAgent, resolveAgentOrDefault, userProfilesFor } from './resolve-agent.js'
 import { assertResumable, releaseIfOwnerGone } from './resume-run.js'
 import type { RunService } from './run-service.js'
 import type { Scheduler } from './scheduler.js'
@@ -126,11 +126,12 @@ export function createRunSubmitter(runtime: SubmitDeps) {
             : { projectId: named?.id, cwd },
         )
     const { adapters } = await runtime.detectAgents()
-    const agent = await resolveAgentOrDefault(request.agent ?? conversation?.profile, {
+    const requested = request.agent ?? conversation?.profile
+    const agent = await resolveAgentOrDefault(requested, {
       config: runtime.config,
       registry: runtime.adapters,
       detected: adapters,
-      userProfiles: await loadUserProfiles(runtime.store, userId),
+      userProfiles: await userProfilesFor(requested, runtime.config, runtime.store, userId),
       builtinReadiness: () => runtime.builtinReadiness(userId),
     })
     if (resumed) {

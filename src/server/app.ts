@@ -27,6 +27,8 @@ import { type AuthRateLimiterOptions, createAuthRateLimiter } from './auth-rate-
 import { createHostGuard, type HttpPosture, LOOPBACK_POSTURE } from './http-posture.js'
 import { createErrorHandler, statusOf, toErrorEnvelope } from './error-envelope.js'
 import type { ProjectService } from '../projects/project-service.js'
+import type { TriggerService } from '../triggers/trigger-service.js'
+import { registerHookRoutes, registerTriggerRoutes } from './routes/trigger-routes.js'
 import { registerMcpRoutes } from './mcp/mcp-routes.js'
 import { createOpenApiDocument, renderApiDocs } from './openapi.js'
 import { payloadTooLarge } from './request-body.js'
@@ -77,6 +79,8 @@ export interface RuntimeServices {
   projectDir: string
   /** Registered projects and who may work on which. */
   projects: ProjectService
+  /** Schedules and inbound webhooks (src/triggers). */
+  triggers: TriggerService
   /** The built-in agent's provider and model for a user with no profile, and why (never the key). */
   builtinProvider: (
     userId: string,
@@ -155,6 +159,9 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
     })
   }
 
+  // Inbound webhooks: the HMAC of the body with the trigger's secret is the credential.
+  if (deps.runtime) registerHookRoutes(app, { runtime: deps.runtime })
+
   // Everything below needs a signed-in caller.
   app.use('/api/*', createAuthMiddleware(deps.auth))
   registerTokenRoutes(app, deps)
@@ -171,6 +178,7 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
     registerWorkspaceRoutes(app, runDeps)
     registerProjectRoutes(app, runDeps)
     registerAttemptRoutes(app, runDeps)
+    registerTriggerRoutes(app, runDeps)
     registerEventRoutes(app, { store: deps.store, bus: deps.runtime.bus, log })
   }
 

@@ -5,6 +5,7 @@ import { z } from 'zod'
 import { pickAttemptSchema, startAttemptsSchema } from '../runs/attempts-service.js'
 import { resumeRunSchema } from '../runs/resume-run.js'
 import { submitRunSchema } from '../runs/submit-run.js'
+import { triggerCreateSchema } from './routes/trigger-routes.js'
 import { projectCreateSchema, projectUpdateSchema } from './routes/project-routes.js'
 import { approveWorkspaceConfigSchema } from './routes/workspace-routes.js'
 
@@ -474,6 +475,33 @@ const OPERATIONS: Operation[] = [
     path: '/api/projects/{id}/members/{userId}',
     summary: 'Revoke a project from a member (owner)',
     response: ref('Project'),
+  },
+  { method: 'get', path: '/api/triggers', summary: "The caller's triggers (schedules and webhooks)" },
+  {
+    method: 'post',
+    path: '/api/triggers',
+    summary:
+      'Add a trigger that starts runs as the caller, in a project (or conversation) the caller may use; a webhook trigger answers its url and secret, shown this once',
+    body: triggerCreateSchema,
+  },
+  { method: 'get', path: '/api/triggers/{id}', summary: 'One trigger (by id or name)' },
+  {
+    method: 'get',
+    path: '/api/triggers/{id}/fires',
+    summary: "A trigger's fires, newest first, each with its run, the run's status and the report's",
+  },
+  {
+    method: 'post',
+    path: '/api/triggers/{id}/run',
+    summary: 'Fire a trigger now (202 { fired, runId?, conversationId?, status?, reason? })',
+  },
+  { method: 'delete', path: '/api/triggers/{id}', summary: 'Remove a trigger (204; its runs stay)' },
+  {
+    method: 'post',
+    path: '/api/hooks/{id}',
+    public: true,
+    summary:
+      'An inbound webhook: X-Hub-Signature-256 or X-Hangar-Signature-256 (sha256=<hex HMAC of the raw body>), X-GitHub-Delivery or X-Hangar-Delivery; 401 bad signature, 200 duplicate, 202 { fired, … }, 413 over 1 MiB, 429 too many',
   },
   {
     method: 'get',

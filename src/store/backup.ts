@@ -8,10 +8,11 @@ import { createHash } from 'node:crypto'
 import { createReadStream, createWriteStream, promises as fs } from 'node:fs'
 import path from 'node:path'
 import { pipeline } from 'node:stream/promises'
-import SqliteDatabase from 'better-sqlite3'
+import type SqliteDatabase from 'better-sqlite3'
 import { AppError } from '../core/errors.js'
 import { KEY_FILE_NAME } from './keyring.js'
 import { ensureDataDir } from './open-database.js'
+import { openSqliteFile } from './sqlite-driver.js'
 
 const MAGIC = 'HANGAR-BACKUP/1'
 export const STORE_FILE_NAME = 'hangar.db'
@@ -102,7 +103,7 @@ export async function writeBackup(options: WriteBackupOptions): Promise<BackupSu
 async function snapshotSqlite(storeFile: string, snapshot: string): Promise<void> {
   let source: SqliteDatabase.Database
   try {
-    source = new SqliteDatabase(storeFile, { fileMustExist: true })
+    source = openSqliteFile(storeFile, { fileMustExist: true })
   } catch (error) {
     throw new AppError('not_found', `there is no Hangar store at ${storeFile} (${codeOf(error)})`, {
       hint: 'point --data-dir (or HANGAR_DATA_DIR) at the data dir to back up',
@@ -125,7 +126,7 @@ async function snapshotSqlite(storeFile: string, snapshot: string): Promise<void
   } finally {
     source.close()
   }
-  const copy = new SqliteDatabase(snapshot)
+  const copy = openSqliteFile(snapshot)
   try {
     // One self-contained file: no -wal beside it once restored.
     copy.pragma('journal_mode = DELETE')

@@ -5,7 +5,7 @@
 import { constants as fsConstants } from 'node:fs'
 import { access, mkdir } from 'node:fs/promises'
 import path from 'node:path'
-import SqliteDatabase from 'better-sqlite3'
+import type SqliteDatabase from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
 import { AppError } from '../core/errors.js'
@@ -17,6 +17,7 @@ import {
 } from './run-events-appender.js'
 import type { Database } from './schema.js'
 import { createWalCheckpointer } from './wal-checkpointer.js'
+import { openSqliteFile } from './sqlite-driver.js'
 
 export type Engine = 'sqlite' | 'postgres'
 
@@ -109,7 +110,7 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
   await ensureDataDir(dataDir)
   let sqlite: SqliteDatabase.Database
   try {
-    sqlite = new SqliteDatabase(file)
+    sqlite = openSqliteFile(file)
     // WAL lets the CLI read while a daemon writes; NORMAL sync is durable across a process crash
     // (SIGKILL) — only an OS crash can lose the last commits, never corrupt the file.
     sqlite.pragma('journal_mode = WAL')

@@ -1,12 +1,13 @@
 // The pace of SQLite commits of run events: while batches keep coming, those of several turns share one
 // commit (a commit costs far more than a row); after a quiet spell a batch commits at once; a pile of
 // waiting rows, or a store closing, commits without waiting for the slot.
-import SqliteDatabase from 'better-sqlite3'
+import type SqliteDatabase from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { EventEnvelope } from '../core/events.js'
 import { createSqliteRunEventsAppender } from './run-events-appender.js'
 import type { Database } from './schema.js'
+import { openSqliteFile } from './sqlite-driver.js'
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
 
@@ -29,7 +30,7 @@ describe('SQLite run event commits', () => {
     sqlite.prepare('SELECT seq FROM run_events WHERE run_id = ? ORDER BY seq').pluck().all(runId) as number[]
 
   beforeEach(() => {
-    sqlite = new SqliteDatabase(':memory:')
+    sqlite = openSqliteFile(':memory:')
     sqlite.exec(
       'CREATE TABLE run_events (run_id TEXT NOT NULL, seq INTEGER NOT NULL, ts TEXT NOT NULL, ' +
         'type TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (run_id, seq))',

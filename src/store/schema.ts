@@ -337,6 +337,48 @@ export interface AttemptsTable {
   discarded_at: string | null
 }
 
+/** A schedule or an inbound webhook that starts runs as `user_id` (migration 0016). */
+export interface TriggersTable {
+  id: string
+  user_id: string
+  name: string
+  kind: 'schedule' | 'webhook'
+  cron: string | null
+  timezone: string | null
+  missed: 'skip' | 'once'
+  project_id: string | null
+  agent: string | null
+  /** The prompt, a template over a webhook's payload. */
+  prompt: string
+  conversation_id: string | null
+  /** JSON of the delivery filter, or null. */
+  filter: string | null
+  /** JSON of where the report goes when a fired run ends, or null. */
+  report: string | null
+  /** The webhook secret as a vault envelope, or null. */
+  secret: string | null
+  created_at: string
+}
+
+/** One fire of a trigger; (trigger_id, slot) is unique: the claim. */
+export interface TriggerFiresTable {
+  id: string
+  trigger_id: string
+  /** A schedule's slot time (ISO), `delivery:<id>` for a webhook, `manual:<id>` for "run now". */
+  slot: string
+  source: 'schedule' | 'webhook' | 'manual'
+  status: 'claimed' | 'started' | 'skipped' | 'failed' | 'filtered'
+  reason: string | null
+  run_id: string | null
+  conversation_id: string | null
+  /** JSON of where this fire's report goes (the issue of the delivery), or null. */
+  report_target: string | null
+  report_status: string | null
+  report_error: string | null
+  created_at: string
+  updated_at: string
+}
+
 export interface Database {
   users: UsersTable
   personal_access_tokens: PersonalAccessTokensTable
@@ -361,4 +403,6 @@ export interface Database {
   workspace_config_approvals: WorkspaceConfigApprovalsTable
   attempt_groups: AttemptGroupsTable
   attempts: AttemptsTable
+  triggers: TriggersTable
+  trigger_fires: TriggerFiresTable
 }

@@ -29,6 +29,7 @@ import { createUsageRepository } from './repositories/usage-repository.js'
 import { createRunQueue, createRunsRepository } from './repositories/runs-repository.js'
 import { createSessionsRepository } from './repositories/sessions-repository.js'
 import { createTokensRepository } from './repositories/tokens-repository.js'
+import { createTriggersRepository } from './repositories/triggers-repository.js'
 import { createUsersRepository } from './repositories/users-repository.js'
 import { createWorkspaceSweep, createWorkspacesRepository } from './repositories/workspaces-repository.js'
 import { createWorkspaceLifecycleRepository } from './repositories/workspace-lifecycle-repository.js'
@@ -67,6 +68,7 @@ function createRepositories(context: RepositoryContext) {
     proxyRequestLog: createProxyRequestLog(context),
     workspaceLifecycle: createWorkspaceLifecycleRepository(context),
     pendingAttempts: createPendingAttempts(context),
+    triggers: createTriggersRepository(context),
     forUser: (userId: string): UserScope => createUserScope(context, userId),
   }
 }

@@ -4,9 +4,9 @@
 // once run events flow, a worker thread with its own connection checkpoints (PASSIVE: it never waits for
 // nor blocks a reader or a writer) every CHECKPOINT_INTERVAL_MS, and the daemon's connection keeps only a
 // far threshold as a safety net, should the worker fall behind or be gone.
-import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
 import type SqliteDatabase from 'better-sqlite3'
+import { sqliteDriverPath } from './sqlite-driver.js'
 
 export const CHECKPOINT_INTERVAL_MS = 200
 /** The daemon's own connection checkpoints only past this many WAL pages (SQLite's default is 1000). */
@@ -56,7 +56,7 @@ export function createWalCheckpointer(
         eval: true,
         workerData: {
           file,
-          driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+          driver: sqliteDriverPath(),
           intervalMs: options.intervalMs ?? CHECKPOINT_INTERVAL_MS,
         },
       })

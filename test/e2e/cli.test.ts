@@ -9,44 +9,6 @@ import { createVault } from '../../src/store/vault.js'
 import { cleanEnv, runHangar } from '../helpers/hangar-cli.js'
 import { freshPostgresUrl, makeTempDir } from '../helpers/store-engines.js'
 
-const COMMANDS = [
-  [],
-  ['up'],
-  ['login'],
-  ['users'],
-  ['users', 'add'],
-  ['users', 'list'],
-  ['token'],
-  ['token', 'create'],
-  ['token', 'list'],
-  ['token', 'revoke'],
-  ['secrets'],
-  ['secrets', 'rewrap'],
-  ['doctor'],
-  ['agents'],
-  ['run'],
-  ['actions'],
-  ['actions', 'list'],
-  ['actions', 'confirm'],
-  ['actions', 'reject'],
-  ['runs', 'list'],
-  ['runs', 'show'],
-  ['runs', 'cancel'],
-  ['runs', 'finalize'],
-  ['workspaces', 'list'],
-  ['workspaces', 'show'],
-  ['workspaces', 'remove'],
-  ['attempts', 'list'],
-  ['attempts', 'show'],
-  ['attempts', 'pick'],
-  ['projects'],
-  ['projects', 'add'],
-  ['projects', 'list'],
-  ['projects', 'remove'],
-  ['projects', 'grant'],
-  ['projects', 'revoke'],
-]
-
 /** One line, no stack trace: what users must see on an error. */
 function expectOneLineError(stderr: string, pattern: RegExp): void {
   const lines = stderr.trim().split('\n')
@@ -63,20 +25,13 @@ describe('cli', () => {
     expect(result.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
   })
 
-  it('has --help on every command', async () => {
-    // Four at a time: each is a Node start-up, and 30 of them one by one take longer than a test may.
-    for (let index = 0; index < COMMANDS.length; index += 4) {
-      const batch = COMMANDS.slice(index, index + 4)
-      const results = await Promise.all(batch.map((command) => runHangar([...command, '--help'])))
-      results.forEach((result, position) => {
-        const name = batch[position]!.join(' ')
-        expect(result.code, name).toBe(0)
-        expect(result.stdout, name).toContain('Usage: hangar')
-      })
+  it('prints --help from the built binary (every command: src/cli/program.test.ts, in process)', async () => {
+    for (const command of [[], ['runs', 'list']]) {
+      const result = await runHangar([...command, '--help'])
+      expect(result.code).toBe(0)
+      expect(result.stdout).toContain(`Usage: hangar${command.length > 0 ? ` ${command.join(' ')}` : ''}`)
     }
-    // Each --help is a Node start-up of the whole CLI (under a second alone, about 2 s on two cores shared
-    // with other suites), and there are over 30 of them: sized for a loaded machine, not a quiet one.
-  }, 180_000)
+  })
 
   it('exits 2 on an unknown command or a bad flag value', async () => {
     expect((await runHangar(['frobnicate'])).code).toBe(2)

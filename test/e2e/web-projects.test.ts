@@ -238,6 +238,10 @@ describe('web UI: projects', () => {
       await danaPage.getByRole('link', { name: 'Projects' }).click()
       await danaPage.locator(`[data-project-id="${shop.id}"]`).waitFor()
       expect(await danaPage.getByRole('group', { name: /^Members of/ }).count()).toBe(0)
+      // Adding and removing projects is the owner's (the daemon refuses a member anyway): no dead controls.
+      await danaPage.getByText('The owner of this Hangar adds projects').waitFor()
+      expect(await danaPage.getByRole('form', { name: 'Add a project' }).count()).toBe(0)
+      expect(await danaPage.getByRole('button', { name: 'Remove', exact: true }).count()).toBe(0)
     } finally {
       await danaContext.close()
     }

@@ -37,7 +37,18 @@ export function gitRepo(dir: string): void {
   )
 }
 
-export async function startInProcessDaemon(engine: StoreEngine, prefix: string): Promise<InProcessDaemon> {
+export interface InProcessDaemonOptions {
+  /** hangar.yaml text (default: none). */
+  configText?: string
+  /** Added to the daemon's clean environment. */
+  env?: NodeJS.ProcessEnv
+}
+
+export async function startInProcessDaemon(
+  engine: StoreEngine,
+  prefix: string,
+  options: InProcessDaemonOptions = {},
+): Promise<InProcessDaemon> {
   const root = await makeTempDir(prefix)
   const dataDir = path.join(root, 'data')
   const daemonDir = path.join(root, 'daemon-dir')
@@ -47,9 +58,13 @@ export async function startInProcessDaemon(engine: StoreEngine, prefix: string):
   const runtime = await createRuntime({
     dataDir,
     databaseUrl: databaseUrl || undefined,
-    config: parseConfig(''),
+    config: parseConfig(options.configText ?? ''),
     projectDir: daemonDir,
-    env: cleanEnv({ PATH: [path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'), HOME: root }),
+    env: cleanEnv({
+      PATH: [path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
+      HOME: root,
+      ...options.env,
+    }),
     logLevel: 'silent',
   })
   const server = await runtime.listen({ host: '127.0.0.1', port: 0 })

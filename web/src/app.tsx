@@ -18,6 +18,7 @@ import { RunPage } from './pages/run-page'
 import { RunsPage } from './pages/runs-page'
 import { SettingsPage } from './pages/settings-page'
 import { SignedOutPage } from './pages/signed-out-page'
+import { TriggersPage } from './pages/triggers-page'
 import { UsagePage } from './pages/usage-page'
 
 interface SessionInfo {
@@ -31,6 +32,7 @@ const NAV = [
   { to: '/attempts', label: 'Attempts' },
   { to: '/agents', label: 'Agents' },
   { to: '/projects', label: 'Projects' },
+  { to: '/triggers', label: 'Triggers' },
   { to: '/usage', label: 'Usage' },
   { to: '/settings', label: 'Settings' },
 ]
@@ -56,6 +58,8 @@ function Page({ path, isOwner }: { path: string; isOwner: boolean }) {
       return <AgentsPage />
     case '/projects':
       return <ProjectsPage isOwner={isOwner} />
+    case '/triggers':
+      return <TriggersPage />
     case '/usage':
       return <UsagePage />
     case '/settings':

@@ -1,7 +1,7 @@
 // hangar up — the daemon: API (and later web, MCP, proxy) on one port. Prints where it listens and a
 // sign-in link; writes daemon.json for the CLI; stops cleanly on SIGINT/SIGTERM.
 import { randomUUID } from 'node:crypto'
-import type { Command } from 'commander'
+import { type Command, Option } from 'commander'
 import { AppError, describeError } from '../../core/errors.js'
 import { describeDetection, describeDetectionSource } from '../../adapters/detection.js'
 import type { Runtime } from '../../main.js'
@@ -15,7 +15,9 @@ import {
   removeDaemonFile,
   writeDaemonFile,
 } from '../daemon-file.js'
+import { type DaemonReady, startDetachedDaemon } from '../daemon-process.js'
 import { type CliIo, usageError } from '../output.js'
+import { createRotatingLogFile, daemonLogPath } from '../../rotating-log-file.js'
 import { DEFAULT_PORT, loginUrl } from './login-command.js'
 
 /**
@@ -31,6 +33,8 @@ export interface DaemonSignals {
   onShutdown(handler: (signal: string) => void): void
   /** SIGHUP: detect the agent CLIs again. */
   onReload(handler: () => void): void
+  /** Set in a daemon started by `hangar up --detach`: told once the daemon is ready. */
+  notifyParent?: (message: DaemonReady) => void
 }
 
 interface UpOptions {
@@ -38,6 +42,9 @@ interface UpOptions {
   port: string
   nodeId?: string
   public?: boolean
+  detach?: boolean
+  /** Internal: the detached daemon itself, writing its output to <data-dir>/logs/hangar.log. */
+  logToFile?: boolean
 }
 
 function parsePort(value: string): number {
@@ -68,6 +75,11 @@ export function registerUpCommand(
     .option('--port <port>', 'port to listen on', String(DEFAULT_PORT))
     .option('--public', 'allow a non-loopback --host (or set server.public: true in hangar.yaml)')
     .option('--node-id <name>', 'this daemon’s name when several share one PostgreSQL')
+    .option(
+      '--detach',
+      'run in the background (its own session); output goes to <data-dir>/logs/hangar.log, rotated at 10 MiB, 5 kept. Stop it with "hangar down"',
+    )
+    .addOption(new Option('--log-to-file').hideHelp())
     .action(async (options: UpOptions) => {
       const port = parsePort(options.port)
       const dataDir = resolveDataDir(globals(), io)
@@ -77,16 +89,28 @@ export function registerUpCommand(
           'conflict',
           `a daemon is already running for ${dataDir} at ${running.url} (pid ${running.pid})`,
           {
-            hint: 'stop it first, or use another --data-dir',
+            hint: 'stop it first ("hangar down"), or use another --data-dir',
           },
         )
       }
-      const runtime = await openRuntime(io, { ...globals(), nodeId: options.nodeId }, { logLevel: 'info' })
+      if (options.detach) return detach(io, globals(), dataDir, options)
+      // The detached daemon: everything it says, and its log, goes to the rotating log file.
+      const daemonIo = options.logToFile ? fileIo(io, dataDir) : io
+      const runtime = await openRuntime(
+        daemonIo,
+        { ...globals(), nodeId: options.nodeId, agentLauncher: true },
+        { logLevel: 'info' },
+      )
       await serveUntilStopped(
         runtime,
-        io,
+        daemonIo,
         { host: options.host, port, public: options.public === true },
-        signals,
+        {
+          onShutdown: signals.onShutdown,
+          onReload: signals.onReload,
+          // Into a log file, never a sign-in link: it goes to `up --detach` (or nowhere, started by hand).
+          ...(options.logToFile && { notifyParent: signals.notifyParent ?? (() => {}) }),
+        },
       )
     })
 }
@@ -164,8 +188,14 @@ async function serveUntilStopped(
     say(`Added project ${offered.name} (${offered.path}); \`hangar projects remove ${offered.name}\` to undo`)
   }
   say(`✓ listening on ${server.url}`)
-  say(`Sign in: ${loginUrl(server.url, await runtime.auth.createLoginLink(runtime.owner.id))}`)
-  say('(the link works once, within 15 minutes; run "hangar login" for another)')
+  const signInUrl = loginUrl(server.url, await runtime.auth.createLoginLink(runtime.owner.id))
+  if (signals.notifyParent) {
+    // A sign-in link is a credential: it goes to whoever ran `up --detach`, never into the log file.
+    say('Sign in: the link went to "hangar up --detach"; run "hangar login" for another')
+  } else {
+    say(`Sign in: ${signInUrl}`)
+    say('(the link works once, within 15 minutes; run "hangar login" for another)')
+  }
   if (recovered > 0) say(`Marked ${recovered} run(s) left unfinished by an earlier daemon as interrupted.`)
   if (recoveredActions > 0)
     say(`Marked ${recoveredActions} action(s) left applying by an earlier daemon as failed (interrupted).`)
@@ -177,6 +207,7 @@ async function serveUntilStopped(
     runtime.scheduler.start()
     // Attempts whose run ended with no process left to run their check (a crash): checked now.
     await runtime.attempts.recover()
+    await runtime.triggerScheduler.start()
     // SSH work a crash left on a host (runs interrupted above, or by another node): brought back now.
     runtime.finalizeRecovery.start()
   })()
@@ -185,9 +216,10 @@ async function serveUntilStopped(
     signals.onShutdown((signal) => {
       if (stopping) return
       stopping = true
-      say(`Stopping (${signal}): cancelling the runs this daemon executes…`)
+      say(`Stopping (${signal}): interrupting the runs this daemon executes…`)
       void (async () => {
         await startup.catch(() => {})
+        await runtime.triggerScheduler.stop()
         await runtime.scheduler.stop()
         await runtime.finalizeRecovery.stop()
         await runtime.heartbeat.stop()
@@ -200,6 +232,15 @@ async function serveUntilStopped(
         resolve()
       })()
     })
+  })
+  // Ready for `up --detach` only now that SIGTERM is a clean stop: a `hangar down` right after it is one.
+  signals.notifyParent?.({
+    type: 'hangar-ready',
+    url: server.url,
+    pid: process.pid,
+    version: runtime.info.version,
+    engine: runtime.store.engine,
+    signInUrl,
   })
   await startup
   const detection = await runtime.detectAgents().catch((error: unknown) => {
@@ -223,6 +264,33 @@ async function serveUntilStopped(
     )
   })
   await stopped
+}
+
+/** `hangar up --detach`: the same `up` in the background, and where it runs once it is ready. */
+async function detach(io: CliIo, globals: GlobalOptions, dataDir: string, options: UpOptions): Promise<void> {
+  const upArgs = ['--host', options.host, '--port', options.port]
+  if (options.public) upArgs.push('--public')
+  if (options.nodeId) upArgs.push('--node-id', options.nodeId)
+  const ready = await startDetachedDaemon({
+    dataDir,
+    globalArgs: ['--data-dir', dataDir, ...(globals.database ? ['--database', globals.database] : [])],
+    upArgs,
+    cwd: io.cwd,
+    env: io.env,
+  })
+  const say = (line: string) => io.stdout.write(`${line}\n`)
+  say(`Hangar ${ready.version} · ${ready.engine} store · running in the background (pid ${ready.pid})`)
+  say(`✓ listening on ${ready.url}`)
+  say(`Sign in: ${ready.signInUrl}`)
+  say('(the link works once, within 15 minutes; run "hangar login" for another)')
+  say(`Log: ${ready.logFile}`)
+  say('"hangar status" tells how it is; "hangar down" stops it.')
+}
+
+/** The detached daemon's output: stdout and stderr lines both into <data-dir>/logs/hangar.log. */
+function fileIo(io: CliIo, dataDir: string): CliIo {
+  const file = createRotatingLogFile({ file: daemonLogPath(dataDir) })
+  return { ...io, stdout: file, stderr: file }
 }
 
 /** Signs a CLI session out; one already expired or revoked (or from another store) is left as it is. */

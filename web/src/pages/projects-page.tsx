@@ -207,13 +207,21 @@ export function ProjectsPage({ isOwner }: { isOwner: boolean }) {
         </p>
       ) : (
         <>
-          <AddProjectForm
-            onAdded={(project) => {
-              toast.success(`Added ${project.name}`)
-              void reload()
-            }}
-          />
-          {projects.length === 0 && <p className="empty">No projects yet. Add a folder above.</p>}
+          {isOwner ? (
+            <AddProjectForm
+              onAdded={(project) => {
+                toast.success(`Added ${project.name}`)
+                void reload()
+              }}
+            />
+          ) : (
+            <p className="muted">The owner of this Hangar adds projects and grants you access to them.</p>
+          )}
+          {projects.length === 0 && (
+            <p className="empty">
+              {isOwner ? 'No projects yet. Add a folder above.' : 'No project has been granted to you yet.'}
+            </p>
+          )}
           <ul className="list" aria-label="Projects">
             {projects.map((project) => (
               <li key={project.id} className="list-item project-item" data-project-id={project.id}>
@@ -226,13 +234,15 @@ export function ProjectsPage({ isOwner }: { isOwner: boolean }) {
                   {isOwner && <Members project={project} onChanged={() => void reload()} />}
                   <WorkspaceLifecycleCard project={project} isOwner={isOwner} />
                 </span>
-                <button
-                  type="button"
-                  className="button small-button ghost"
-                  onClick={() => void remove(project)}
-                >
-                  Remove
-                </button>
+                {isOwner && (
+                  <button
+                    type="button"
+                    className="button small-button ghost"
+                    onClick={() => void remove(project)}
+                  >
+                    Remove
+                  </button>
+                )}
               </li>
             ))}
           </ul>
