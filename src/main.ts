@@ -52,6 +52,7 @@ import { type AllowedRoots, loadAllowedRoots } from './workspaces/allowed-roots.
 import { createWorkspacePolicy, type WorkspacePolicy } from './runs/workspace-policy.js'
 import { createProjectService, type ProjectService } from './projects/project-service.js'
 import { setupEnvironment } from './runs/workspace-setup.js'
+import { type AttemptsService, createAttemptsService } from './runs/attempts-service.js'
 import {
   createWorkspaceLifecycle,
   type WorkspaceLifecycle,
@@ -129,6 +130,8 @@ export interface Runtime {
   /** This daemon's schedule loop (started by `hangar up`). */
   readonly triggerScheduler: TriggerScheduler
   submitRun(userId: string, request: SubmitRunRequest): Promise<Run>
+  /** Compare attempts: one prompt with several agents, side by side, one picked. */
+  readonly attempts: AttemptsService
   /** Installed CLIs, versions and auth states (cached in the data dir for 24 h unless `refresh`). */
   detectAgents(options?: {
     refresh?: boolean
@@ -297,6 +300,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         })
       : undefined
     const bus: EventBus = createEventBus(clusterSource ? { source: clusterSource } : {})
+    // Attempts check their workspace when their run ends here (made below: it needs the run submitter).
+    const attemptsSink: { onEvents?: AttemptsService['onEvents'] } = {}
     // Set below: a run a trigger started reports when it ends (on the node that ran it).
     const reportsOf: { triggers?: TriggerService } = {}
     const runs = createRunService({
@@ -305,6 +310,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       clock,
       sink: (envelopes, meta) => {
         bus.publish(envelopes, meta)
+        attemptsSink.onEvents?.(envelopes, meta)
         for (const envelope of envelopes)
           if (envelope.type === 'run-end')
             void reportsOf.triggers
@@ -466,6 +472,21 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       projects,
       projectDir: options.projectDir,
     })
+    const attempts = createAttemptsService({
+      store,
+      config: options.config,
+      projects,
+      adapters,
+      detectAgents,
+      workspaces,
+      submitRun,
+      scheduler,
+      runs,
+      checkEnv: setupEnvironment(env),
+      workspaceVariables: (workspaceId) => workspaceLifecycle.variables(workspaceId),
+      log: log.child({ component: 'attempts' }),
+    })
+    attemptsSink.onEvents = (envelopes, meta) => attempts.onEvents(envelopes, meta)
     const triggerLog = log.child({ component: 'triggers' })
     const triggerService = createTriggerService({
       store,
@@ -533,6 +554,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       triggers: triggerService,
       triggerScheduler,
       submitRun,
+      attempts,
       detectAgents,
       builtinReadiness: builtinReadinessFor,
       modelProxy,
@@ -557,6 +579,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           runtime: {
             bus,
             submitRun,
+            attempts,
             scheduler,
             actions,
             runs,
@@ -582,6 +605,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       },
       serveProxy: () => servingProxy(undefined, { host: '127.0.0.1', port: 0 }),
       async close() {
+        await attempts.close()
         await triggerScheduler.stop()
         supervisor.close()
         bus.close()

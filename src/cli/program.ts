@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander'
 import { VERSION } from '../version.js'
 import { registerActionsCommand } from './commands/actions-command.js'
 import { registerAgentsCommand } from './commands/agents-command.js'
+import { registerAttemptsCommand } from './commands/attempts-command.js'
 import { registerBackupCommands } from './commands/backup-commands.js'
 import { registerDaemonControlCommands } from './commands/daemon-control-command.js'
 import { registerDoctorCommand } from './commands/doctor-command.js'
@@ -48,6 +49,7 @@ export function buildProgram(io: CliIo, options: RunOptions = {}): Command {
   registerRunCommand(program, io, globals, { onShutdown: options.onShutdown ?? (() => {}) })
   registerRunsCommand(program, io, globals)
   registerWorkspacesCommand(program, io, globals)
+  registerAttemptsCommand(program, io, globals)
   registerProjectsCommand(program, io, globals)
   registerTriggersCommand(program, io, globals)
   registerAgentsCommand(program, io, globals)

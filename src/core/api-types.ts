@@ -1,6 +1,6 @@
 // The JSON the REST API answers with, for the server that writes it and every client that reads it (the
 // web UI imports these; it may import nothing else of ours but src/core). Pure types: no I/O, no schema.
-import type { RunStatus, UsageTotals, WriteClassification } from './events.js'
+import type { CostSource, RunStatus, UsageTotals, WriteClassification } from './events.js'
 import type { PermissionEnforcement } from './permissions.js'
 
 /** What an adapter can do; the web UI shows and hides features by these. */
@@ -70,6 +70,11 @@ export interface Project {
   kind: 'git' | 'folder'
   /** The agent its conversations start with when none is named; null: the instance default. */
   defaultAgent: string | null
+  /**
+   * The check command of its attempts (`npm test`), run in each attempt's workspace after its agent
+   * finished; null: none set here (hangar.yaml's `projects.<name>.check` may still name one).
+   */
+  check: string | null
   createdAt: string
   /** The user ids it is granted to (the owner's view only). */
   members?: string[]
@@ -162,4 +167,52 @@ export interface UsageReport {
   total: UsageNumbers
   groups: UsageGroup[]
   budgets: BudgetStatus[]
+}
+
+/** Where an attempt's check stands: `none` — the project declares no check command. */
+export type AttemptCheckStatus = 'pending' | 'running' | 'passed' | 'failed' | 'skipped' | 'none'
+
+/** One agent's attempt of a compared group, as GET /api/attempts/:id shows it side by side. */
+export interface Attempt {
+  /** The attempt's own conversation (and worktree): what POST /api/attempts/:id/pick names. */
+  conversationId: string
+  agent: string
+  runId: string | null
+  workspaceId: string | null
+  /** Its run's status while it goes; `checking` while the check command runs. */
+  status: RunStatus | 'checking'
+  /** The run ended and its check (if any) ran. */
+  finished: boolean
+  durationMs: number | null
+  tokens: { input: number; output: number; cacheRead: number; cacheWrite: number } | null
+  costUsd: number | null
+  costSource: CostSource
+  filesChanged: number | null
+  additions: number | null
+  deletions: number | null
+  check: {
+    command: string | null
+    status: AttemptCheckStatus
+    exitCode: number | null
+    /** The command's output (stdout and stderr as they came), its last 64 KiB. */
+    output: string | null
+  }
+  picked: boolean
+  /** When its workspace was removed because another attempt was picked. */
+  discardedAt: string | null
+}
+
+/** One prompt started with several agents in one project (POST /api/attempts). */
+export interface AttemptGroup {
+  /** `atg_…` */
+  id: string
+  projectId: string
+  prompt: string
+  baseRef: string | null
+  createdAt: string
+  /** Every attempt finished (run ended, check ran). */
+  finished: boolean
+  pickedConversationId: string | null
+  pickedAt: string | null
+  attempts: Attempt[]
 }

@@ -202,6 +202,20 @@ export interface WorkspaceSetupEndEvent {
   exitCode: number
 }
 
+/**
+ * One attempt of a compared group (POST /api/attempts) is done: its agent's run ended and its project's
+ * check command ran in its workspace (`checkExitCode` null: no check, or it did not run). Appended to the
+ * attempt's run after its run-end, so it reaches the conversation's stream and /api/activity.
+ */
+export interface AttemptFinishedEvent {
+  type: 'attempt-finished'
+  attemptId: string
+  conversationId: string
+  status: TerminalRunStatus
+  checkStatus: 'passed' | 'failed' | 'skipped' | 'none'
+  checkExitCode: number | null
+}
+
 export type AgentEvent =
   | RunStartEvent
   | HandoffEvent
@@ -219,6 +233,7 @@ export type AgentEvent =
   | WorkspaceSetupStartEvent
   | WorkspaceSetupDeltaEvent
   | WorkspaceSetupEndEvent
+  | AttemptFinishedEvent
 
 export type AgentEventType = AgentEvent['type']
 
@@ -239,6 +254,7 @@ export const AGENT_EVENT_TYPES = [
   'workspace-setup-start',
   'workspace-setup-delta',
   'workspace-setup-end',
+  'attempt-finished',
 ] as const satisfies readonly AgentEventType[]
 
 /** An event as stored and delivered: `seq` is dense per run, `ts` is ISO-8601 UTC. */

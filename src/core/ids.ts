@@ -18,6 +18,7 @@ export type IdPrefix =
   | 'lnk'
   | 'preq'
   | 'prj'
+  | 'atg'
   | 'trg'
   | 'tfr'
 

@@ -41,6 +41,8 @@ export type WorkspaceLifecycleConfig = z.output<typeof WorkspaceLifecycleSchema>
 /** `projects.<name>`: per-project settings of hangar.yaml. */
 export const ProjectSettingsSchema = z.strictObject({
   workspace: WorkspaceLifecycleSchema.optional(),
+  /** Run in each attempt's workspace after its agent finished (`npm test`); its exit code is shown. */
+  check: command.optional(),
 })
 
 /** The file a repository may commit instead (approved by the owner before it runs). */

@@ -159,7 +159,11 @@ export function createProjectService(options: ProjectServiceOptions) {
       userId: string,
       actor: string,
       projectId: string,
-      changes: { name?: string | undefined; defaultAgent?: string | null | undefined },
+      changes: {
+        name?: string | undefined
+        defaultAgent?: string | null | undefined
+        check?: string | null | undefined
+      },
     ): Promise<Project> {
       await assertOwner(userId, 'change projects')
       const project = await visible(userId, projectId)

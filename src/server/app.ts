@@ -12,6 +12,7 @@ import type { EventBus } from '../runs/event-bus.js'
 import type { RunService } from '../runs/run-service.js'
 import type { Scheduler } from '../runs/scheduler.js'
 import type { SubmitRunRequest } from '../runs/submit-run.js'
+import type { AttemptsService } from '../runs/attempts-service.js'
 import type { Run } from '../store/repositories/runs-repository.js'
 import type { Logger } from '../core/logger.js'
 import type { AuthService } from '../store/auth-service.js'
@@ -43,6 +44,7 @@ import { registerRunRoutes } from './routes/run-routes.js'
 import { registerSessionRoutes } from './routes/session-routes.js'
 import { registerSettingsRoutes } from './routes/settings-routes.js'
 import { registerTokenRoutes } from './routes/token-routes.js'
+import { registerAttemptRoutes } from './routes/attempt-routes.js'
 import { registerUsageRoutes } from './routes/usage-routes.js'
 import { registerWorkspaceRoutes } from './routes/workspace-routes.js'
 import type { WorkspaceLifecycle } from '../workspaces/lifecycle/workspace-lifecycle.js'
@@ -55,6 +57,8 @@ export const API_BODY_LIMIT_BYTES = 1024 * 1024
 export interface RuntimeServices {
   bus: EventBus
   submitRun: (userId: string, request: SubmitRunRequest) => Promise<Run>
+  /** Compare attempts (POST /api/attempts, MCP start_attempts). */
+  attempts: AttemptsService
   scheduler: Pick<Scheduler, 'cancel' | 'kick'>
   actions: ActionsService
   runs: RunService
@@ -173,6 +177,7 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
     registerNodeRoutes(app, { ...runDeps, info: deps.info })
     registerWorkspaceRoutes(app, runDeps)
     registerProjectRoutes(app, runDeps)
+    registerAttemptRoutes(app, runDeps)
     registerTriggerRoutes(app, runDeps)
     registerEventRoutes(app, { store: deps.store, bus: deps.runtime.bus, log })
   }

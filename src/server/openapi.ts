@@ -2,6 +2,7 @@
 // /api/docs (plain HTML, no external assets). Request bodies come from the same zod schemas the routes
 // validate with, so the document cannot drift from what is accepted.
 import { z } from 'zod'
+import { pickAttemptSchema, startAttemptsSchema } from '../runs/attempts-service.js'
 import { resumeRunSchema } from '../runs/resume-run.js'
 import { submitRunSchema } from '../runs/submit-run.js'
 import { triggerCreateSchema } from './routes/trigger-routes.js'
@@ -72,6 +73,7 @@ const PROJECT = {
     path: { type: 'string', description: 'Its real path' },
     kind: { type: 'string', enum: ['git', 'folder'] },
     defaultAgent: nullable('string'),
+    check: { ...nullable('string'), description: "Its attempts' check command (npm test); null: none" },
     createdAt: { type: 'string', format: 'date-time' },
     members: {
       type: 'array',
@@ -513,6 +515,27 @@ const OPERATIONS: Operation[] = [
     summary:
       "Approve the repository's .hangar/workspace.yaml as reviewed (owner only: its commands run on the host; 409 when it changed since)",
     body: approveWorkspaceConfigSchema,
+  },
+  {
+    method: 'post',
+    path: '/api/attempts',
+    summary:
+      'Start one prompt with several agents (1–8) in a git project, each in a conversation and worktree of its own (201; 400 for an unknown agent, no agents, too many, a non-git project or an unknown baseRef: nothing is made)',
+    body: startAttemptsSchema,
+  },
+  { method: 'get', path: '/api/attempts', summary: "The caller's attempt groups, newest first" },
+  {
+    method: 'get',
+    path: '/api/attempts/{id}',
+    summary:
+      'One attempt group side by side: per attempt its status, duration, tokens, cost (+costSource), files changed, diff stats and check result',
+  },
+  {
+    method: 'post',
+    path: '/api/attempts/{id}/pick',
+    summary:
+      "Pick one attempt (by its conversation): the others' runs are cancelled and their workspaces removed unless keepOthers (409 when another was picked)",
+    body: pickAttemptSchema,
   },
   { method: 'post', path: '/api/mcp', summary: 'MCP Streamable HTTP endpoint (stateless; bearer PAT only)' },
   { method: 'get', path: '/api/tokens', summary: 'Personal access tokens (session only)' },

@@ -265,6 +265,8 @@ export interface ProjectsTable {
   path: string
   kind: 'git' | 'folder'
   default_agent: string | null
+  /** The command run in each attempt's workspace after its agent finished (`npm test`); null: none. */
+  check_command?: string | null
   created_at: string
 }
 
@@ -301,6 +303,38 @@ export interface WorkspaceConfigApprovalsTable {
   content_hash: string
   approved_by: string
   approved_at: string
+}
+
+/** One "compare attempts" request: a prompt started with several agents in one project. */
+export interface AttemptGroupsTable {
+  id: string
+  user_id: string
+  project_id: string
+  prompt: string
+  base_ref: string | null
+  picked_conversation_id: string | null
+  picked_at: string | null
+  created_at: string
+}
+
+/** One agent's attempt of a group: its own conversation (and worktree), check outcome and diff stats. */
+export interface AttemptsTable {
+  conversation_id: string
+  group_id: string
+  user_id: string
+  position: number
+  agent: string
+  run_id: string | null
+  workspace_id: string | null
+  check_command: string | null
+  check_status: 'pending' | 'running' | 'passed' | 'failed' | 'skipped' | 'none'
+  check_exit_code: number | null
+  check_output: string | null
+  files_changed: number | null
+  additions: number | null
+  deletions: number | null
+  finished_at: string | null
+  discarded_at: string | null
 }
 
 /** A schedule or an inbound webhook that starts runs as `user_id` (migration 0016). */
@@ -367,6 +401,8 @@ export interface Database {
   workspace_ports: WorkspacePortsTable
   workspace_setups: WorkspaceSetupsTable
   workspace_config_approvals: WorkspaceConfigApprovalsTable
+  attempt_groups: AttemptGroupsTable
+  attempts: AttemptsTable
   triggers: TriggersTable
   trigger_fires: TriggerFiresTable
 }

@@ -7,6 +7,7 @@ import { createRedactor, type Redactor } from '../core/redact.js'
 import { migrateToLatest } from './migrate.js'
 import { type DatabaseHandle, type OpenDatabaseOptions, openDatabase } from './open-database.js'
 import { createActionsRepository, createApplyingActions } from './repositories/actions-repository.js'
+import { createAttemptsRepository, createPendingAttempts } from './repositories/attempts-repository.js'
 import { createAuditRepository } from './repositories/audit-repository.js'
 import { createAuthLookups } from './repositories/auth-lookups.js'
 import { createBuiltinSettingsRepository } from './repositories/builtin-settings-repository.js'
@@ -48,6 +49,7 @@ function createUserScope(context: RepositoryContext, userId: string) {
     workspaces: createWorkspacesRepository(context, userId),
     proxyRequests: createProxyRequestsRepository(context, userId),
     usage: createUsageRepository(context, userId),
+    attempts: createAttemptsRepository(context, userId),
   }
 }
 
@@ -65,6 +67,7 @@ function createRepositories(context: RepositoryContext) {
     workspaceSweep: createWorkspaceSweep(context),
     proxyRequestLog: createProxyRequestLog(context),
     workspaceLifecycle: createWorkspaceLifecycleRepository(context),
+    pendingAttempts: createPendingAttempts(context),
     triggers: createTriggersRepository(context),
     forUser: (userId: string): UserScope => createUserScope(context, userId),
   }

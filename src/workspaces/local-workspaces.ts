@@ -60,7 +60,8 @@ async function realOrResolved(target: string): Promise<string> {
   return realpath(target).catch(() => path.resolve(target))
 }
 
-async function resolveCommit(repo: string, ref: string): Promise<string | undefined> {
+/** The commit `ref` names in `repo`, or undefined when it names none. */
+export async function resolveCommit(repo: string, ref: string): Promise<string | undefined> {
   try {
     return (await git(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { cwd: repo })).stdout.trim()
   } catch {

@@ -44,7 +44,7 @@ async function mayBeInGit(dir: string): Promise<boolean> {
 }
 
 /** The tree of the workspace as it is now, or null when it is not in git or git refused. */
-async function snapshotTree(cwd: string): Promise<string | null> {
+export async function snapshotTree(cwd: string): Promise<string | null> {
   if (!(await mayBeInGit(cwd))) return null
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'hangar-snapshot-'))
   try {

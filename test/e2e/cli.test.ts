@@ -48,6 +48,13 @@ describe('cli', () => {
     ])
     expect(result.code).toBe(2)
     expectOneLineError(result.stderr, /--expires-in "soon" is not a duration.*30d/)
+    // Compared attempts run each agent's own profile, and need one agent at least.
+    const clash = await runHangar(['run', '--agents', 'codex', '--agent', 'x', 'p', '--data-dir', dataDir])
+    expect(clash.code).toBe(2)
+    expectOneLineError(clash.stderr, /--agent does not go with --agents/)
+    const none = await runHangar(['run', '--agents', ',', 'p', '--data-dir', dataDir])
+    expect(none.code).toBe(2)
+    expectOneLineError(none.stderr, /--agents: name at least one agent; e\.g\. --agents claude-code,codex/)
   })
 
   it('creates, lists and revokes tokens, with the documented JSON', async () => {

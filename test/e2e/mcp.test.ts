@@ -221,8 +221,12 @@ describe('MCP endpoint', () => {
     const { tools } = await (await connect(apiToken)).listTools()
     const byName = new Map(tools.map((tool) => [tool.name, tool]))
     const reads =
-      'get_run glob grep list_agents list_files list_pending_actions list_projects read_file'.split(' ')
-    const changing = 'cancel_run delete_file edit_file run_command start_run write_file'.split(' ')
+      'get_attempts get_run glob grep list_agents list_files list_pending_actions list_projects read_file'.split(
+        ' ',
+      )
+    const changing = 'cancel_run delete_file edit_file run_command start_attempts start_run write_file'.split(
+      ' ',
+    )
     expect([...byName.keys()].sort()).toEqual([...reads, ...changing].sort())
     for (const name of reads) expect(byName.get(name)?.annotations?.readOnlyHint, name).toBe(true)
     for (const name of changing) expect(byName.get(name)?.annotations?.readOnlyHint, name).toBe(false)

@@ -10,6 +10,7 @@ import { useTheme } from './lib/use-theme'
 import { ProjectsProvider } from './lib/use-projects'
 import { AgentsPage } from './pages/agents-page'
 import { ApprovalsPage } from './pages/approvals-page'
+import { AttemptPage, AttemptsPage } from './pages/attempts-page'
 import { ChatPage } from './pages/chat-page'
 import { ConversationsPage } from './pages/conversations-page'
 import { ProjectsPage } from './pages/projects-page'
@@ -28,6 +29,7 @@ const NAV = [
   { to: '/conversations', label: 'Conversations' },
   { to: '/approvals', label: 'Approvals' },
   { to: '/runs', label: 'Runs' },
+  { to: '/attempts', label: 'Attempts' },
   { to: '/agents', label: 'Agents' },
   { to: '/projects', label: 'Projects' },
   { to: '/triggers', label: 'Triggers' },
@@ -40,6 +42,8 @@ function Page({ path, isOwner }: { path: string; isOwner: boolean }) {
   if (conversation) return <ChatPage key={conversation.id} id={conversation.id!} />
   const run = matchPath('/runs/:id', path)
   if (run) return <RunPage key={run.id} id={run.id!} />
+  const attempts = matchPath('/attempts/:id', path)
+  if (attempts) return <AttemptPage key={attempts.id} id={attempts.id!} />
   switch (path) {
     case '/':
     case '/conversations':
@@ -48,6 +52,8 @@ function Page({ path, isOwner }: { path: string; isOwner: boolean }) {
       return <ApprovalsPage />
     case '/runs':
       return <RunsPage />
+    case '/attempts':
+      return <AttemptsPage />
     case '/agents':
       return <AgentsPage />
     case '/projects':

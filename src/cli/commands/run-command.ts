@@ -15,9 +15,11 @@ import { assertResumable, releaseIfOwnerGone } from '../../runs/resume-run.js'
 import { type GlobalOptions, openRuntime } from '../context.js'
 import { type CliIo, EXIT, ExitWith, usageError } from '../output.js'
 import { createRunPrinter } from '../run-output.js'
+import { runAttempts } from './attempts-command.js'
 
 interface RunOptions {
   agent?: string
+  agents?: string
   model?: string
   cwd?: string
   isolate?: boolean
@@ -230,6 +232,10 @@ export function registerRunCommand(
       '--agent <name>',
       'a profile from hangar.yaml or an adapter id (default: defaultAgent, else the first signed-in CLI)',
     )
+    .option(
+      '--agents <names>',
+      'compare attempts: the same prompt with each of these agents (comma-separated, up to 8) at once, each in a worktree of its own, shown side by side with the project check result',
+    )
     .option('--model <model>', 'the model to ask for')
     .option('--cwd <dir>', 'where the agent works (default: the current directory)')
     .option(
@@ -247,6 +253,24 @@ export function registerRunCommand(
     .action(async (words: string[], options: RunOptions) => {
       if (options.timeout !== undefined) parseLimitDuration(options.timeout, '--timeout')
       const prompt = await readPrompt(io, words)
+      if (options.agents !== undefined) {
+        const clash = (['agent', 'model', 'isolate', 'resume', 'yes', 'timeout'] as const).find(
+          (name) => options[name] !== undefined,
+        )
+        if (clash)
+          throw usageError(`--${clash} does not go with --agents`, "each attempt runs its agent's profile")
+        return runAttempts(
+          io,
+          globals(),
+          prompt,
+          {
+            agents: options.agents,
+            ...(options.cwd && { cwd: options.cwd }),
+            ...(options.json && { json: true }),
+          },
+          (handler) => signals.onShutdown(() => handler()),
+        )
+      }
       const runtime = await openRuntime(io, globals())
       try {
         // The run's model traffic goes through a proxy of its own, served by this process.

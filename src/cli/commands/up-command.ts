@@ -205,6 +205,8 @@ async function serveUntilStopped(
   const startup = (async () => {
     await runtime.heartbeat.start(server.url)
     runtime.scheduler.start()
+    // Attempts whose run ended with no process left to run their check (a crash): checked now.
+    await runtime.attempts.recover()
     await runtime.triggerScheduler.start()
     // SSH work a crash left on a host (runs interrupted above, or by another node): brought back now.
     runtime.finalizeRecovery.start()

@@ -5,6 +5,7 @@ import type { Logger } from '../../core/logger.js'
 import type { Store } from '../../store/store.js'
 import type { RuntimeServices } from '../app.js'
 import { registerApprovalTools } from './approval-tools.js'
+import { registerAttemptTools } from './attempt-tools.js'
 import type { PatPrincipal } from './mcp-auth.js'
 import { registerRunTools } from './run-tools.js'
 import { createToolGuard, type ToolGuard } from './tool-results.js'
@@ -54,6 +55,7 @@ export function createHangarMcpServer(deps: McpServerDeps): McpServer {
     canApprove,
   }
   registerRunTools(server, toolDeps)
+  registerAttemptTools(server, toolDeps)
   registerWorkspaceTools(server, toolDeps)
   registerApprovalTools(server, toolDeps)
   return server

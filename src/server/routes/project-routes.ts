@@ -22,6 +22,14 @@ export const projectCreateSchema = z.strictObject({
 export const projectUpdateSchema = z.strictObject({
   name: z.string().min(1).max(64).optional(),
   defaultAgent: agentName.nullable().optional(),
+  check: z
+    .string()
+    .trim()
+    .min(1, 'expected a shell command, e.g. "npm test" (null clears it)')
+    .max(4096)
+    .nullable()
+    .optional()
+    .describe("The check command run in each attempt's workspace after its agent finished"),
 })
 
 export function registerProjectRoutes(

@@ -14,6 +14,7 @@ function toProject(row: ProjectsTable): Project {
     path: row.path,
     kind: row.kind,
     defaultAgent: row.default_agent,
+    check: row.check_command ?? null,
     createdAt: row.created_at,
   }
 }
@@ -73,14 +74,15 @@ export function createProjectsRepository(context: RepositoryContext) {
     },
     async update(
       id: string,
-      changes: { name?: string; defaultAgent?: string | null },
+      changes: { name?: string; defaultAgent?: string | null; check?: string | null },
     ): Promise<Project | undefined> {
-      if (changes.name !== undefined || changes.defaultAgent !== undefined) {
+      if (changes.name !== undefined || changes.defaultAgent !== undefined || changes.check !== undefined) {
         await db
           .updateTable('projects')
           .set({
             ...(changes.name !== undefined && { name: changes.name }),
             ...(changes.defaultAgent !== undefined && { default_agent: changes.defaultAgent }),
+            ...(changes.check !== undefined && { check_command: changes.check }),
           })
           .where('id', '=', id)
           .execute()

@@ -206,6 +206,9 @@ function foldEvent(run: RunTranscript, envelope: EventEnvelope): RunTranscript {
     }
     case 'workspace-setup-end':
       return next
+    // An attempt's check result: shown in the attempts view, not in the chat.
+    case 'attempt-finished':
+      return next
     default: {
       // A sub-agent's events go under the call that started it; without that call, at the top.
       const parentId = 'parentId' in envelope ? envelope.parentId : undefined

@@ -70,6 +70,10 @@ export function ConversationsPage() {
     <div className="page">
       <header className="page-head">
         <h1>Conversations</h1>
+        <span className="grow" />
+        <Link to="/attempts" className="button ghost small-button">
+          Try with several agents
+        </Link>
       </header>
       <section className="card" aria-label="New conversation">
         <h2>New conversation</h2>

@@ -1,0 +1,114 @@
+// Compare attempts in real Chromium against the built daemon: "Try with several agents" from the
+// conversations page starts one prompt with two agents (the Cursor Agent stand-in: `writer` writes the
+// FILE= of the prompt, `reader` is read-only), the comparison view shows them side by side with the
+// project's real check command (`test -f notes.txt`) passing for one and failing for the other, and a pick
+// keeps the writer and removes the reader's worktree.
+// Screenshot: test-artifacts/web-ui/attempts-compared.png (its path is printed).
+import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { AttemptGroup } from '../../src/core/api-types.js'
+import { createApiClient } from '../helpers/api-client.js'
+import { launchChromium, screenshot } from '../helpers/browser.js'
+import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
+import { makeTempDir } from '../helpers/store-engines.js'
+
+const FAKE_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/bin')
+
+describe('web UI: compare attempts', () => {
+  let root: string
+  let dataDir: string
+  let daemon: RunningDaemon
+  let browser: Browser
+  let page: Page
+  let token = ''
+  const { api } = createApiClient(() => ({ url: daemon.url, token }))
+  const pageErrors: string[] = []
+
+  beforeAll(async () => {
+    root = await makeTempDir('hangar-web-attempts-')
+    const shop = path.join(root, 'shop')
+    dataDir = path.join(root, 'data')
+    await mkdir(shop)
+    await writeFile(
+      path.join(shop, 'hangar.yaml'),
+      [
+        'agents:',
+        '  writer: { adapter: cursor-agent }',
+        '  reader: { adapter: cursor-agent, permissions: { mode: strict } }',
+        'projects:',
+        '  shop: { check: "test -f notes.txt" }',
+      ].join('\n'),
+    )
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: shop })
+    git('init', '-q')
+    git('add', '.')
+    git('commit', '-q', '-m', 'start')
+    daemon = await startDaemon(['--data-dir', dataDir], {
+      env: cleanEnv({
+        PATH: [FAKE_BIN, path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
+        HOME: root,
+      }),
+      cwd: shop,
+      timeoutMs: 60_000,
+    })
+    token = (JSON.parse(await readFile(path.join(dataDir, 'daemon.json'), 'utf8')) as { token: string }).token
+    browser = await launchChromium()
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage()
+    page.on('pageerror', (error) => pageErrors.push(error.message))
+  }, 120_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await daemon?.stop()
+    if (root) await rm(root, { recursive: true, force: true })
+  })
+
+  it('starts attempts, shows them side by side with their checks, and picks one', async () => {
+    const link = /Sign in: (\S+)/.exec(daemon.stdout())?.[1]
+    expect(link, daemon.stdout()).toBeDefined()
+    await page.goto(link!)
+    await page.waitForURL(/\/conversations$/)
+    await page.getByRole('link', { name: 'Try with several agents' }).click()
+    await page.waitForURL(/\/attempts$/)
+    const form = page.getByRole('form', { name: 'Try with several agents' })
+    await form.getByRole('textbox', { name: 'Prompt' }).fill('Please create the notes. FILE=notes.txt')
+    await form.getByRole('checkbox', { name: /^writer/ }).check()
+    await form.getByRole('checkbox', { name: /^reader/ }).check()
+    await form.getByRole('button', { name: 'Start 2 attempts' }).click()
+    await page.waitForURL(/\/attempts\/atg_/)
+    const id = new URL(page.url()).pathname.split('/').at(-1)!
+
+    const rows = page.getByRole('table', { name: 'Attempts side by side' }).locator('tbody tr')
+    await expect.poll(() => rows.count(), { timeout: 30_000 }).toBe(2)
+    const writer = rows.filter({ hasText: 'writer' })
+    const reader = rows.filter({ hasText: 'reader' })
+    await expect
+      .poll(() => writer.getAttribute('data-check'), { timeout: 120_000, interval: 500 })
+      .toBe('passed')
+    await expect
+      .poll(() => reader.getAttribute('data-check'), { timeout: 120_000, interval: 500 })
+      .toBe('failed')
+    expect(await writer.locator('.check-result').textContent()).toBe('passed (exit 0)')
+    expect(await reader.locator('.check-result').textContent()).toBe('failed (exit 1)')
+    expect(await writer.textContent()).toContain('+1 −0')
+    console.log(`attempts screenshot: ${await screenshot(page, 'attempts-compared')}`)
+
+    const before = (await api<AttemptGroup>('GET', `/api/attempts/${id}`)).json
+    const readerWorkspace = (
+      await api<{ id: string; path: string }>('GET', `/api/workspaces/${before.attempts[1]!.workspaceId}`)
+    ).json
+    await writer.getByRole('button', { name: 'Pick writer' }).click()
+    await expect.poll(() => writer.getAttribute('data-picked'), { timeout: 30_000 }).toBe('true')
+    await expect.poll(() => reader.textContent()).toContain('discarded')
+    const after = (await api<AttemptGroup>('GET', `/api/attempts/${id}`)).json
+    expect(after.pickedConversationId).toBe(before.attempts[0]!.conversationId)
+    expect(existsSync(readerWorkspace.path)).toBe(false)
+    expect(pageErrors).toEqual([])
+  }, 240_000)
+})
