@@ -56,6 +56,11 @@ import {
   type WorkspaceLifecycle,
 } from './workspaces/lifecycle/workspace-lifecycle.js'
 import { projectFromDirectory } from './workspaces/lifecycle/lifecycle-config.js'
+import {
+  createNotificationService,
+  type NotificationService,
+  type NotificationServiceOptions,
+} from './notifications/notification-service.js'
 
 export interface RuntimeOptions {
   dataDir: string
@@ -73,6 +78,8 @@ export interface RuntimeOptions {
   clock?: Clock
   /** How often the proxy's request log is written behind (default 25 ms); tests stretch it. */
   requestLogFlushMs?: number
+  /** Tests: the notification queue's backoff and poll (shorter than a daemon's). */
+  notificationDelivery?: NotificationServiceOptions['delivery']
 }
 
 export interface Runtime {
@@ -114,6 +121,8 @@ export interface Runtime {
   readonly allowedRoots: AllowedRoots
   /** Registered projects, their members, and who may work on which. */
   readonly projects: ProjectService
+  /** Web Push and webhook channels per user; queued from run events, sent once `start`ed (`hangar up`). */
+  readonly notifications: NotificationService
   submitRun(userId: string, request: SubmitRunRequest): Promise<Run>
   /** Installed CLIs, versions and auth states (cached in the data dir for 24 h unless `refresh`). */
   detectAgents(options?: {
@@ -283,11 +292,24 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         })
       : undefined
     const bus: EventBus = createEventBus(clusterSource ? { source: clusterSource } : {})
+    const notifications = createNotificationService({
+      store,
+      vault: vaultState.vault,
+      projects,
+      config: options.config,
+      log: log.child({ component: 'notifications' }),
+      node: `${info.nodeId}:${info.bootId}`,
+      ...(options.notificationDelivery && { delivery: options.notificationDelivery }),
+    })
     const runs = createRunService({
       store,
       redactor,
       clock,
-      sink: (envelopes, meta) => bus.publish(envelopes, meta),
+      // Stored batches of this process's runs: live to subscribers, and to notifications (never waited on).
+      sink: (envelopes, meta) => {
+        bus.publish(envelopes, meta)
+        notifications.observe(envelopes, meta)
+      },
       owner: { node: info.nodeId, pid: process.pid, bootId: info.bootId },
     })
     const runActivity = createRunActivity()
@@ -474,6 +496,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       workspaceLifecycle,
       allowedRoots,
       projects,
+      notifications,
       submitRun,
       detectAgents,
       builtinReadiness: builtinReadinessFor,
@@ -512,6 +535,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             config: options.config,
             projectDir: options.projectDir,
             projects,
+            notifications,
             modelProxy,
             builtinProvider,
             builtinReadiness: builtinReadinessFor,
@@ -522,6 +546,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       },
       serveProxy: () => servingProxy(undefined, { host: '127.0.0.1', port: 0 }),
       async close() {
+        await notifications.stop()
         bus.close()
         await clusterSource?.close()
         await stopProxyRevocations()

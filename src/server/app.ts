@@ -26,6 +26,8 @@ import { type AuthRateLimiterOptions, createAuthRateLimiter } from './auth-rate-
 import { createHostGuard, type HttpPosture, LOOPBACK_POSTURE } from './http-posture.js'
 import { createErrorHandler, statusOf, toErrorEnvelope } from './error-envelope.js'
 import type { ProjectService } from '../projects/project-service.js'
+import type { NotificationService } from '../notifications/notification-service.js'
+import { registerNotificationRoutes } from './routes/notification-routes.js'
 import { registerMcpRoutes } from './mcp/mcp-routes.js'
 import { createOpenApiDocument, renderApiDocs } from './openapi.js'
 import { payloadTooLarge } from './request-body.js'
@@ -81,6 +83,8 @@ export interface RuntimeServices {
   builtinReadiness: (userId: string) => Promise<BuiltinReadiness>
   /** The LLM proxy: feed manifests and their fetch state. */
   modelProxy: Pick<ModelProxy, 'manifestFor' | 'fetcher'>
+  /** Web Push and webhook channels (absent in apps built for other tests). */
+  notifications?: NotificationService
 }
 
 export interface ServerDeps {
@@ -166,6 +170,7 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
     registerNodeRoutes(app, { ...runDeps, info: deps.info })
     registerWorkspaceRoutes(app, runDeps)
     registerProjectRoutes(app, runDeps)
+    if (deps.runtime.notifications) registerNotificationRoutes(app, deps.runtime.notifications)
     registerEventRoutes(app, { store: deps.store, bus: deps.runtime.bus, log })
   }
 

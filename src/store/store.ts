@@ -20,6 +20,7 @@ import { createProfilesRepository } from './repositories/profiles-repository.js'
 import { createProjectsRepository } from './repositories/projects-repository.js'
 import type { StoreNotifications } from './pg-notifications.js'
 import { createNodesRepository } from './repositories/nodes-repository.js'
+import { createNotificationsRepository } from './repositories/notifications-repository.js'
 import {
   createProxyRequestLog,
   createProxyRequestsRepository,
@@ -64,6 +65,7 @@ function createRepositories(context: RepositoryContext) {
     workspaceSweep: createWorkspaceSweep(context),
     proxyRequestLog: createProxyRequestLog(context),
     workspaceLifecycle: createWorkspaceLifecycleRepository(context),
+    notificationChannels: createNotificationsRepository(context),
     forUser: (userId: string): UserScope => createUserScope(context, userId),
   }
 }

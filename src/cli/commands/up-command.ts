@@ -175,6 +175,8 @@ async function serveUntilStopped(
   const startup = (async () => {
     await runtime.heartbeat.start(server.url)
     runtime.scheduler.start()
+    // Queued notifications (this daemon's and other processes') go out from here on.
+    runtime.notifications.start(server.url)
     // SSH work a crash left on a host (runs interrupted above, or by another node): brought back now.
     runtime.finalizeRecovery.start()
   })()
