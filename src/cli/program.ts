@@ -7,6 +7,7 @@ import { registerAgentsCommand } from './commands/agents-command.js'
 import { registerBackupCommands } from './commands/backup-commands.js'
 import { registerDoctorCommand } from './commands/doctor-command.js'
 import { registerLoginCommands } from './commands/login-command.js'
+import { registerNotifyCommand } from './commands/notify-command.js'
 import { registerProjectsCommand } from './commands/projects-command.js'
 import { registerProxyCommands } from './commands/proxy-commands.js'
 import { registerRunCommand } from './commands/run-command.js'
@@ -43,6 +44,7 @@ export function buildProgram(io: CliIo, options: RunOptions = {}): Command {
   registerRunsCommand(program, io, globals)
   registerWorkspacesCommand(program, io, globals)
   registerProjectsCommand(program, io, globals)
+  registerNotifyCommand(program, io, globals)
   registerAgentsCommand(program, io, globals)
   registerActionsCommand(program, io, globals, { onShutdown: options.onShutdown ?? (() => {}) })
   registerLoginCommands(program, io, globals)
