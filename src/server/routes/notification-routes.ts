@@ -36,8 +36,12 @@ export function registerNotificationRoutes(
     context.get('principal').user.id
 
   // `vapid-public-key` is the same answer under the name the issue used.
-  for (const path of ['/api/notifications/vapid-key', '/api/notifications/vapid-public-key'])
-    app.get(path, async (context) => context.json({ publicKey: await notifications.vapidPublicKey() }))
+  app.get('/api/notifications/vapid-key', async (context) =>
+    context.json({ publicKey: await notifications.vapidPublicKey() }),
+  )
+  app.get('/api/notifications/vapid-public-key', async (context) =>
+    context.json({ publicKey: await notifications.vapidPublicKey() }),
+  )
 
   app.get('/api/notifications/channels', async (context) =>
     context.json(await notifications.list(userOf(context))),
