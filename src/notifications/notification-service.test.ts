@@ -19,6 +19,8 @@ describe.each(STORE_ENGINES)('notification service ($name)', (engine) => {
   let testStore: TestStore
   let service: NotificationService | undefined
   let userId: string
+  // One instance key for every service of a test, as daemons sharing a store share their keyring.
+  const vault = createVault(parseKeyring(generateKeyEntry('test')))
 
   beforeEach(async () => {
     testStore = await engine.open()
@@ -39,7 +41,7 @@ describe.each(STORE_ENGINES)('notification service ($name)', (engine) => {
     ) => callback(null, [{ address: options.resolveTo ?? '127.0.0.1', family: 4 }])
     service = createNotificationService({
       store: testStore.store,
-      vault: createVault(parseKeyring(generateKeyEntry('test'))),
+      vault,
       projects: createProjectService({ store: testStore.store, dataDir: testStore.dataDir }),
       config: parseConfig(`notifications:\n  allowPrivateNetworks: ${options.allowPrivate}\n`),
       log: silentLogger,
@@ -99,6 +101,33 @@ describe.each(STORE_ENGINES)('notification service ($name)', (engine) => {
         /hooks\.example\.test.*loopback or private.*notifications\.allowPrivateNetworks/,
       )
       expect(receiver.received).toEqual([])
+    } finally {
+      await receiver.close()
+    }
+  })
+
+  it('keeps a queued delivery in the store until a sender starts (a restart loses nothing)', async () => {
+    const receiver = await startWebhookReceiver()
+    try {
+      const queuing = make({ allowPrivate: true })
+      const channel = await queuing.create(userId, { type: 'webhook', url: `${receiver.url}/later` })
+      receiver.setSecret(channel.secret!)
+      // Queued by a process that never sends (a `hangar run` without a daemon, or a daemon that stopped).
+      const queued = await queuing.test(userId, channel.id)
+      await queuing.stop()
+      expect((await queuing.deliveries(userId, channel.id))[0]).toMatchObject({
+        status: 'pending',
+        attempts: 0,
+      })
+      const sending = make({ allowPrivate: true })
+      sending.start('http://127.0.0.1:7456')
+      const [arrived] = await receiver.waitFor(1)
+      expect(arrived!.headers['x-hangar-delivery']).toBe(queued.id)
+      await sending.settled()
+      expect((await sending.deliveries(userId, channel.id))[0]).toMatchObject({
+        status: 'delivered',
+        attempts: 1,
+      })
     } finally {
       await receiver.close()
     }
