@@ -328,4 +328,58 @@ describe('notifications', () => {
     expect(granted.status).toBe(201)
     await api('DELETE', `/api/notifications/channels/${owners.json.id}`)
   })
+
+  it('tells a channel limited to projects only about runs in them', async () => {
+    const projectDir = path.join(root, 'limited-project')
+    await mkdir(projectDir)
+    gitRepo(projectDir)
+    const project = await api<{ id: string }>('POST', '/api/projects', { path: projectDir })
+    const everywhere = await startWebhookReceiver()
+    const limited = await startWebhookReceiver()
+    try {
+      const all = await api<Channel>('POST', '/api/notifications/channels', {
+        type: 'webhook',
+        url: everywhere.url,
+        events: ['run.finished'],
+      })
+      everywhere.setSecret(all.json.secret!)
+      const only = await api<Channel>('POST', '/api/notifications/channels', {
+        type: 'webhook',
+        url: limited.url,
+        events: ['run.finished'],
+        projectIds: [project.json.id],
+      })
+      limited.setSecret(only.json.secret!)
+      // A run outside that project: told to the first channel only.
+      const outside = await api<{ id: string }>('POST', '/api/runs', {
+        agent: 'builtin',
+        prompt: 'NOTOOL',
+        cwd: daemonDir,
+      })
+      await waitForStatus(outside.json.id, ['succeeded'])
+      await everywhere.waitFor(1)
+      await runtime.notifications.settled()
+      expect(limited.received).toEqual([])
+      // A run in it: told to both.
+      const inside = await api<{ id: string }>('POST', '/api/runs', {
+        agent: 'builtin',
+        prompt: 'NOTOOL',
+        projectId: project.json.id,
+        isolate: true,
+      })
+      expect(inside.status, JSON.stringify(inside.json)).toBe(201)
+      await waitForStatus(inside.json.id, ['succeeded'])
+      const [told] = await limited.waitFor(1)
+      expect(told!.json).toMatchObject({
+        event: 'run.finished',
+        runId: inside.json.id,
+        projectId: project.json.id,
+      })
+      await everywhere.waitFor(2)
+      for (const channel of [all.json, only.json])
+        await api('DELETE', `/api/notifications/channels/${channel.id}`)
+    } finally {
+      await Promise.all([everywhere.close(), limited.close()])
+    }
+  })
 })
