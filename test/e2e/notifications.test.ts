@@ -8,13 +8,14 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/core/config.js'
 import { createRuntime, type Runtime } from '../../src/main.js'
+import { generateKeyEntry } from '../../src/store/keyring.js'
 import type { RunningServer } from '../../src/server/listen.js'
 import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
 import { createApiClient } from '../helpers/api-client.js'
 import { cleanEnv } from '../helpers/hangar-cli.js'
 import { gitRepo } from '../helpers/in-process-daemon.js'
 import { startPushService, startWebhookReceiver } from '../helpers/notification-receivers.js'
-import { makeTempDir } from '../helpers/store-engines.js'
+import { freshPostgresUrl, makeTempDir, STORE_ENGINES } from '../helpers/store-engines.js'
 
 interface Channel {
   id: string
@@ -39,7 +40,7 @@ function percentile(sorted: number[], fraction: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]!
 }
 
-describe('notifications', () => {
+describe.each(STORE_ENGINES)('notifications ($name)', (engine) => {
   let mock: MockModelServer
   let root: string
   let runtime: Runtime
@@ -62,6 +63,7 @@ describe('notifications', () => {
     gitRepo(daemonDir)
     runtime = await createRuntime({
       dataDir: path.join(root, 'data'),
+      databaseUrl: engine.name === 'postgres' ? await freshPostgresUrl() : undefined,
       config: parseConfig('notifications:\n  allowPrivateNetworks: true\n'),
       projectDir: daemonDir,
       env: cleanEnv({
@@ -69,6 +71,8 @@ describe('notifications', () => {
         HOME: root,
         ANTHROPIC_API_KEY: 'sk-ant-test-notify-0123456789',
         ANTHROPIC_BASE_URL: mock.url,
+        // PostgreSQL keeps no key file: the instance keyring comes from the environment.
+        HANGAR_SECRET_KEYS: generateKeyEntry('test'),
       }),
       logLevel: 'silent',
       notificationDelivery: { baseDelayMs: 100, pollMs: 100, maxAttempts: 4 },
