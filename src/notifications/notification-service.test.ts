@@ -142,6 +142,14 @@ describe.each(STORE_ENGINES)('notification service ($name)', (engine) => {
     expect(created.secret).toMatch(/^hns_[A-Za-z0-9_-]{43}$/)
     const [listed] = await notifications.list(userId)
     expect(JSON.stringify(listed)).not.toContain(created.secret)
+    // A Slack-style URL is itself a credential: shown by its origin and first segment only.
+    const slack = await notifications.create(userId, {
+      type: 'webhook',
+      format: 'slack',
+      url: 'https://hooks.slack.example/services/T000/B000/XXXXSECRET',
+    })
+    expect(slack.url).toBe('https://hooks.slack.example/services/…')
+    expect(JSON.stringify(await notifications.list(userId))).not.toContain('XXXXSECRET')
     const [row] = await testStore.store.notificationChannels.listChannels(userId)
     expect(row!.secretEnvelope).toMatch(/^hv1\./)
     expect(row!.secretEnvelope).not.toContain(created.secret)

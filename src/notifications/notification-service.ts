@@ -93,12 +93,22 @@ function view(channel: NotificationChannelRow): ChannelView {
     type: channel.type,
     format: channel.format,
     name: channel.name,
-    // A push endpoint is a capability of the browser's subscription: shown by its origin only.
-    url: channel.type === 'webpush' ? `${new URL(channel.url).origin}/…` : channel.url,
+    url: maskedUrl(channel.url),
     events: channel.events,
     projectIds: channel.projectIds,
     createdAt: channel.createdAt,
   }
+}
+
+/**
+ * A target URL as responses show it. Push endpoints and incoming-webhook URLs (Slack, Discord, an ntfy
+ * topic) carry their capability in the path or query: only the origin and the first path segment are shown.
+ */
+export function maskedUrl(url: string): string {
+  const parsed = new URL(url)
+  const segments = parsed.pathname.split('/').filter(Boolean)
+  const first = segments[0] ? `/${segments[0]}` : ''
+  return `${parsed.origin}${first}${segments.length > 1 || parsed.search ? '/…' : ''}`
 }
 
 function deliveryView(delivery: NotificationDelivery): DeliveryView {

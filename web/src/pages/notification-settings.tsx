@@ -6,6 +6,7 @@ import { type FormEvent, useState } from 'react'
 import { useToast } from '../components/toasts'
 import { api } from '../lib/api'
 import { formatWhen } from '../lib/format'
+import { useProjects } from '../lib/use-projects'
 import { useResource } from '../lib/use-resource'
 
 const EVENTS = [
@@ -54,6 +55,10 @@ export function NotificationSettingsSection() {
   const [secret, setSecret] = useState<string>()
   const [log, setLog] = useState<{ channel: string; deliveries: Delivery[] }>()
   const pushSupported = 'serviceWorker' in navigator && 'PushManager' in window
+  const { projects, nameOf } = useProjects()
+  // '' = every project the user may see; else one project's runs only.
+  const [projectId, setProjectId] = useState('')
+  const scope = projectId ? { projectIds: [projectId] } : {}
 
   async function enablePush() {
     try {
@@ -73,6 +78,7 @@ export function NotificationSettingsSection() {
         type: 'webpush',
         subscription: subscription.toJSON(),
         events,
+        ...scope,
         name: `push ${navigator.platform || 'browser'}`,
       })
       toast.success('Push notifications are on for this browser')
@@ -90,6 +96,7 @@ export function NotificationSettingsSection() {
         url: url.trim(),
         format,
         events,
+        ...scope,
       })
       setSecret(created.secret)
       setUrl('')
@@ -143,6 +150,19 @@ export function NotificationSettingsSection() {
           </label>
         ))}
       </fieldset>
+      {projects.length > 0 && (
+        <label>
+          <span className="small muted">Projects</span>
+          <select value={projectId} onChange={(event) => setProjectId(event.target.value)}>
+            <option value="">all of mine</option>
+            {projects.map((project) => (
+              <option key={project.id} value={project.id}>
+                {project.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
       <div className="row wrap">
         <button type="button" className="button" disabled={!pushSupported} onClick={() => void enablePush()}>
           Notify this browser (Web Push)
@@ -195,7 +215,11 @@ export function NotificationSettingsSection() {
             <span className="grow">
               <span className="list-title">{channel.name}</span>
               <span className="muted small">
-                {channel.format} · {channel.events.join(', ')} · {channel.url}
+                {channel.format} · {channel.events.join(', ')} ·{' '}
+                {channel.projectIds
+                  ? channel.projectIds.map((id) => nameOf(id) ?? id).join(', ')
+                  : 'all projects'}{' '}
+                · {channel.url}
               </span>
               {log?.channel === channel.id && (
                 <ul className="small" aria-label="Deliveries">
