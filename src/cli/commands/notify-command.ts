@@ -15,6 +15,9 @@ import { type CliIo, EXIT, ExitWith, formatTable, printJson } from '../output.js
 
 const FORMATS = ['generic', 'slack', 'discord', 'ntfy'] as const
 const FINAL = new Set(['delivered', 'failed'])
+/** Its first attempt is over: delivered, failed, or back to pending for a retry (not while `sending`). */
+const attempted = (delivery: DeliveryView) =>
+  FINAL.has(delivery.status) || (delivery.status === 'pending' && delivery.attempts > 0)
 
 function splitList(value: string, previous: string[] = []): string[] {
   return [
@@ -189,7 +192,7 @@ export function registerNotifyCommand(program: Command, io: CliIo, globals: () =
       )
       if (await connectDaemon(resolveDataDir(globals(), io))) {
         // The first attempt's outcome: delivered, failed, or waiting for its retry (bounded wait).
-        for (let tries = 0; tries < 150 && !FINAL.has(delivery.status) && delivery.attempts === 0; tries++) {
+        for (let tries = 0; tries < 150 && !attempted(delivery); tries++) {
           await new Promise((resolve) => setTimeout(resolve, 100))
           delivery = (await log(id)).find((candidate) => candidate.id === delivery.id) ?? delivery
         }
