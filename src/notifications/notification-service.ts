@@ -13,12 +13,10 @@ import type { Logger } from '../core/logger.js'
 import type { ProjectService } from '../projects/project-service.js'
 import { checkProviderBaseUrl } from '../providers/base-url-policy.js'
 import { createGuardedFetch } from '../providers/guarded-connection.js'
-import type {
-  ChannelFormat,
-  NotificationChannelRow,
-  NotificationDelivery,
-} from '../store/repositories/notifications-repository.js'
+import type { NotificationDelivery } from '../store/repositories/notifications-repository.js'
+import { type ChannelView, channelView, type DeliveryView, deliveryView } from './channel-views.js'
 import type { Store } from '../store/store.js'
+export type { ChannelView, DeliveryView } from './channel-views.js'
 import type { Vault } from '../store/vault.js'
 import { createDeliveryWorker, type DeliveryWorker } from './delivery-worker.js'
 import {
@@ -49,31 +47,6 @@ export interface NewChannelRequest {
   subscription?: { endpoint: string; keys: PushSubscriptionKeys } | undefined
 }
 
-/** A channel as responses show it: never its secret, and a push endpoint only by its host. */
-export interface ChannelView {
-  id: string
-  type: 'webpush' | 'webhook'
-  format: ChannelFormat
-  name: string
-  url: string
-  events: string[]
-  projectIds: string[] | null
-  createdAt: string
-}
-
-export interface DeliveryView {
-  id: string
-  event: string
-  status: string
-  attempts: number
-  nextAttemptAt: string
-  lastStatusCode: number | null
-  lastError: string | null
-  createdAt: string
-  deliveredAt: string | null
-  title: string
-}
-
 export interface NotificationServiceOptions {
   store: Store
   vault: Vault | null
@@ -85,45 +58,6 @@ export interface NotificationServiceOptions {
   delivery?: { baseDelayMs?: number; pollMs?: number; timeoutMs?: number; maxAttempts?: number }
   /** Tests: the connection (default: guarded by notifications.allowPrivateNetworks). */
   fetch?: typeof fetch
-}
-
-function view(channel: NotificationChannelRow): ChannelView {
-  return {
-    id: channel.id,
-    type: channel.type,
-    format: channel.format,
-    name: channel.name,
-    url: maskedUrl(channel.url),
-    events: channel.events,
-    projectIds: channel.projectIds,
-    createdAt: channel.createdAt,
-  }
-}
-
-/**
- * A target URL as responses show it. Push endpoints and incoming-webhook URLs (Slack, Discord, an ntfy
- * topic) carry their capability in the path or query: only the origin and the first path segment are shown.
- */
-export function maskedUrl(url: string): string {
-  const parsed = new URL(url)
-  const segments = parsed.pathname.split('/').filter(Boolean)
-  const first = segments[0] ? `/${segments[0]}` : ''
-  return `${parsed.origin}${first}${segments.length > 1 || parsed.search ? '/…' : ''}`
-}
-
-function deliveryView(delivery: NotificationDelivery): DeliveryView {
-  return {
-    id: delivery.id,
-    event: delivery.event,
-    status: delivery.status,
-    attempts: delivery.attempts,
-    nextAttemptAt: delivery.nextAttemptAt,
-    lastStatusCode: delivery.lastStatusCode,
-    lastError: delivery.lastError,
-    createdAt: delivery.createdAt,
-    deliveredAt: delivery.deliveredAt,
-    title: String(delivery.payload.title ?? ''),
-  }
 }
 
 export function createNotificationService(options: NotificationServiceOptions) {
@@ -350,7 +284,7 @@ export function createNotificationService(options: NotificationServiceOptions) {
     },
 
     async list(userId: string): Promise<ChannelView[]> {
-      return (await repository.listChannels(userId)).map(view)
+      return (await repository.listChannels(userId)).map(channelView)
     },
 
     async create(userId: string, request: NewChannelRequest): Promise<ChannelView & { secret?: string }> {
@@ -373,7 +307,7 @@ export function createNotificationService(options: NotificationServiceOptions) {
           events,
           projectIds,
         })
-        return { ...view(channel), secret }
+        return { ...channelView(channel), secret }
       }
       const subscription = request.subscription
       if (!subscription)
@@ -399,7 +333,7 @@ export function createNotificationService(options: NotificationServiceOptions) {
         events,
         projectIds,
       })
-      return view(channel)
+      return channelView(channel)
     },
 
     async remove(userId: string, channelId: string): Promise<void> {
