@@ -14,6 +14,8 @@ export interface DeliveryWorkerOptions {
   /** Builds the request of a claimed delivery (decrypts its channel's secret); undefined = channel gone. */
   requestOf: (delivery: NotificationDelivery) => Promise<OutgoingRequest | undefined>
   fetch: typeof fetch
+  /** The target answered that it is gone for good (404/410): a push subscription the browser dropped. */
+  onGone?: (delivery: NotificationDelivery) => Promise<void>
   log: Logger
   clock?: () => Date
   /** Per attempt (connect + response). Default 10 s. */
@@ -92,6 +94,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       }
       error = `the receiver answered HTTP ${response.status}`
       retry = retryableStatus(response.status)
+      if (response.status === 404 || response.status === 410) await options.onGone?.(delivery)
     } catch (caught) {
       error = describeFailure(caught, timeoutMs)
     }

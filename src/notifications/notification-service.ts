@@ -261,6 +261,13 @@ export function createNotificationService(options: NotificationServiceOptions) {
         node: options.node,
         requestOf,
         fetch: deliveryFetch,
+        // An expired or revoked push subscription never comes back: its channel goes (webhooks stay).
+        onGone: async (delivery) => {
+          const channel = await repository.getChannel(delivery.userId, delivery.channelId)
+          if (channel?.type !== 'webpush') return
+          log.info('push subscription gone; channel removed', { channel: channel.id })
+          await repository.deleteChannel(delivery.userId, channel.id)
+        },
         log,
         ...options.delivery,
       })

@@ -14,7 +14,11 @@ import { type MockModelServer, startMockModelServer } from '../fixtures/mock-mod
 import { createApiClient } from '../helpers/api-client.js'
 import { cleanEnv } from '../helpers/hangar-cli.js'
 import { gitRepo } from '../helpers/in-process-daemon.js'
-import { startPushService, startWebhookReceiver } from '../helpers/notification-receivers.js'
+import {
+  makeSubscription,
+  startPushService,
+  startWebhookReceiver,
+} from '../helpers/notification-receivers.js'
 import { freshPostgresUrl, makeTempDir, STORE_ENGINES } from '../helpers/store-engines.js'
 
 interface Channel {
@@ -331,6 +335,28 @@ describe.each(STORE_ENGINES)('notifications ($name)', (engine) => {
     })
     expect(granted.status).toBe(201)
     await api('DELETE', `/api/notifications/channels/${owners.json.id}`)
+  })
+
+  it('removes a Web Push channel whose subscription the push service says is gone', async () => {
+    const key = await api<{ publicKey: string }>('GET', '/api/notifications/vapid-key')
+    push.setVapidKey(key.json.publicKey)
+    // Keys of a subscription the push service does not know (any more): it answers 404.
+    const forgotten = makeSubscription(`${push.url}/push/forgotten`)
+    const created = await api<Channel>('POST', '/api/notifications/channels', {
+      type: 'webpush',
+      subscription: forgotten.json,
+    })
+    expect(created.status).toBe(201)
+    await api('POST', `/api/notifications/channels/${created.json.id}/test`)
+    await expect
+      .poll(
+        async () =>
+          (await api<Channel[]>('GET', '/api/notifications/channels')).json.map((channel) => channel.id),
+        {
+          timeout: 30_000,
+        },
+      )
+      .not.toContain(created.json.id)
   })
 
   it('tells a channel limited to projects only about runs in them', async () => {
