@@ -58,6 +58,11 @@ import {
   type WorkspaceLifecycle,
 } from './workspaces/lifecycle/workspace-lifecycle.js'
 import { projectFromDirectory } from './workspaces/lifecycle/lifecycle-config.js'
+import {
+  createNotificationService,
+  type NotificationService,
+  type NotificationServiceOptions,
+} from './notifications/notification-service.js'
 import { createTriggerFirer } from './triggers/trigger-fire.js'
 import { createGithubReportTarget } from './triggers/trigger-report.js'
 import { createTriggerScheduler, type TriggerScheduler } from './triggers/trigger-scheduler.js'
@@ -84,6 +89,8 @@ export interface RuntimeOptions {
    * loop, and every run's stream with it, until the agent has exec'd (adapters/agent-launcher.ts).
    */
   agentLauncher?: boolean
+  /** Tests: the notification queue's backoff and poll (shorter than a daemon's). */
+  notificationDelivery?: NotificationServiceOptions['delivery']
 }
 
 export interface Runtime {
@@ -129,6 +136,8 @@ export interface Runtime {
   readonly triggers: TriggerService
   /** This daemon's schedule loop (started by `hangar up`). */
   readonly triggerScheduler: TriggerScheduler
+  /** Web Push and webhook channels per user; queued from run events, sent once `start`ed (`hangar up`). */
+  readonly notifications: NotificationService
   submitRun(userId: string, request: SubmitRunRequest): Promise<Run>
   /** Compare attempts: one prompt with several agents, side by side, one picked. */
   readonly attempts: AttemptsService
@@ -304,13 +313,25 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     const attemptsSink: { onEvents?: AttemptsService['onEvents'] } = {}
     // Set below: a run a trigger started reports when it ends (on the node that ran it).
     const reportsOf: { triggers?: TriggerService } = {}
+    const notifications = createNotificationService({
+      store,
+      vault: vaultState.vault,
+      projects,
+      config: options.config,
+      log: log.child({ component: 'notifications' }),
+      node: `${info.nodeId}:${info.bootId}`,
+      ...(options.notificationDelivery && { delivery: options.notificationDelivery }),
+    })
     const runs = createRunService({
       store,
       redactor,
       clock,
+      // Stored batches of this process's runs: live to subscribers, to attempts, to trigger reports and to
+      // notifications (never waited on).
       sink: (envelopes, meta) => {
         bus.publish(envelopes, meta)
         attemptsSink.onEvents?.(envelopes, meta)
+        notifications.observe(envelopes, meta)
         for (const envelope of envelopes)
           if (envelope.type === 'run-end')
             void reportsOf.triggers
@@ -553,6 +574,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       projects,
       triggers: triggerService,
       triggerScheduler,
+      notifications,
       submitRun,
       attempts,
       detectAgents,
@@ -594,6 +616,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             projectDir: options.projectDir,
             projects,
             triggers: triggerService,
+            notifications,
             modelProxy,
             builtinProvider,
             builtinReadiness: builtinReadinessFor,
@@ -608,6 +631,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         await attempts.close()
         await triggerScheduler.stop()
         supervisor.close()
+        await notifications.stop()
         bus.close()
         await clusterSource?.close()
         await stopProxyRevocations()

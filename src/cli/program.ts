@@ -9,6 +9,7 @@ import { registerBackupCommands } from './commands/backup-commands.js'
 import { registerDaemonControlCommands } from './commands/daemon-control-command.js'
 import { registerDoctorCommand } from './commands/doctor-command.js'
 import { registerLoginCommands } from './commands/login-command.js'
+import { registerNotifyCommand } from './commands/notify-command.js'
 import { registerProjectsCommand } from './commands/projects-command.js'
 import { registerProxyCommands } from './commands/proxy-commands.js'
 import { registerRunCommand } from './commands/run-command.js'
@@ -52,6 +53,7 @@ export function buildProgram(io: CliIo, options: RunOptions = {}): Command {
   registerAttemptsCommand(program, io, globals)
   registerProjectsCommand(program, io, globals)
   registerTriggersCommand(program, io, globals)
+  registerNotifyCommand(program, io, globals)
   registerAgentsCommand(program, io, globals)
   registerActionsCommand(program, io, globals, { onShutdown: options.onShutdown ?? (() => {}) })
   registerLoginCommands(program, io, globals)

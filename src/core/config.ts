@@ -155,6 +155,18 @@ const providersSchema = z
   .catchall(providerSchema)
   .default({})
 
+const notificationsSchema = z.strictObject({
+  /** Webhook and push targets may be loopback or private addresses (checked after DNS, at connect time). */
+  allowPrivateNetworks: z.boolean().default(false),
+  /** The address links in notifications open (default: the address the daemon listens on). */
+  publicUrl: z.url().optional(),
+  /** The VAPID subject push services may contact: a mailto: or https: URL. */
+  vapidSubject: z
+    .string()
+    .regex(/^(mailto:|https:)/)
+    .optional(),
+})
+
 const configShape = z.strictObject({
   defaultAgent: name.optional(),
   services: z.record(name, serviceSchema).default({}),
@@ -173,6 +185,8 @@ const configShape = z.strictObject({
     .default(() => ({ allowPrivateNetworks: false })),
   /** Per-project settings, keyed by project name (the workspace lifecycle). */
   projects: z.record(name, ProjectSettingsSchema).default({}),
+  /** Web Push and outbound webhooks (issue 24). */
+  notifications: notificationsSchema.default(() => notificationsSchema.parse({})),
 })
 
 /**

@@ -21,6 +21,8 @@ export type IdPrefix =
   | 'atg'
   | 'trg'
   | 'tfr'
+  | 'nch'
+  | 'ndl'
 
 let lastTime = 0
 let lastRandom: Uint8Array = new Uint8Array(10)

@@ -29,6 +29,8 @@ import { createErrorHandler, statusOf, toErrorEnvelope } from './error-envelope.
 import type { ProjectService } from '../projects/project-service.js'
 import type { TriggerService } from '../triggers/trigger-service.js'
 import { registerHookRoutes, registerTriggerRoutes } from './routes/trigger-routes.js'
+import type { NotificationService } from '../notifications/notification-service.js'
+import { registerNotificationRoutes } from './routes/notification-routes.js'
 import { registerMcpRoutes } from './mcp/mcp-routes.js'
 import { createOpenApiDocument, renderApiDocs } from './openapi.js'
 import { payloadTooLarge } from './request-body.js'
@@ -89,6 +91,8 @@ export interface RuntimeServices {
   builtinReadiness: (userId: string) => Promise<BuiltinReadiness>
   /** The LLM proxy: feed manifests and their fetch state. */
   modelProxy: Pick<ModelProxy, 'manifestFor' | 'fetcher'>
+  /** Web Push and webhook channels (absent in apps built for other tests). */
+  notifications?: NotificationService
 }
 
 export interface ServerDeps {
@@ -179,6 +183,7 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
     registerProjectRoutes(app, runDeps)
     registerAttemptRoutes(app, runDeps)
     registerTriggerRoutes(app, runDeps)
+    if (deps.runtime.notifications) registerNotificationRoutes(app, deps.runtime.notifications)
     registerEventRoutes(app, { store: deps.store, bus: deps.runtime.bus, log })
   }
 

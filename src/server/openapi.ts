@@ -8,6 +8,7 @@ import { submitRunSchema } from '../runs/submit-run.js'
 import { triggerCreateSchema } from './routes/trigger-routes.js'
 import { projectCreateSchema, projectUpdateSchema } from './routes/project-routes.js'
 import { approveWorkspaceConfigSchema } from './routes/workspace-routes.js'
+import { createChannelSchema } from './routes/notification-routes.js'
 
 interface Operation {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete'
@@ -550,6 +551,30 @@ const OPERATIONS: Operation[] = [
     }),
   },
   { method: 'delete', path: '/api/tokens/{id}', summary: 'Revoke a token (session only)' },
+  {
+    method: 'get',
+    path: '/api/notifications/vapid-key',
+    summary: "The instance's VAPID public key (base64url), for PushManager.subscribe",
+  },
+  { method: 'get', path: '/api/notifications/channels', summary: "The caller's notification channels" },
+  {
+    method: 'post',
+    path: '/api/notifications/channels',
+    summary:
+      "Add a Web Push subscription or a webhook (generic, slack, discord, ntfy); a webhook's signing secret is in this answer only",
+    body: createChannelSchema,
+  },
+  { method: 'delete', path: '/api/notifications/channels/{id}', summary: 'Remove a notification channel' },
+  {
+    method: 'post',
+    path: '/api/notifications/channels/{id}/test',
+    summary: 'Queue a test notification to a channel (202; see its deliveries)',
+  },
+  {
+    method: 'get',
+    path: '/api/notifications/channels/{id}/deliveries',
+    summary: "A channel's delivery log: status, attempts, last error, newest first",
+  },
 ]
 
 const ERROR_ENVELOPE = {

@@ -14,6 +14,7 @@ import * as builtinSettings from './migrations/0009-builtin-settings.js'
 import * as projects from './migrations/0010-projects.js'
 import * as workspaceLifecycle from './migrations/0011-workspace-lifecycle.js'
 import * as attempts from './migrations/0013-attempts.js'
+import * as notifications from './migrations/0015-notifications.js'
 import * as triggers from './migrations/0016-triggers.js'
 import type { Database } from './schema.js'
 import { VERSION } from '../version.js'
@@ -31,6 +32,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0010-projects': projects,
   '0011-workspace-lifecycle': workspaceLifecycle,
   '0013-attempts': attempts,
+  '0015-notifications': notifications,
   '0016-triggers': triggers,
 }
 

@@ -379,6 +379,48 @@ export interface TriggerFiresTable {
   updated_at: string
 }
 
+export interface NotificationChannelsTable {
+  id: string
+  user_id: string
+  type: 'webpush' | 'webhook'
+  format: 'webpush' | 'generic' | 'slack' | 'discord' | 'ntfy'
+  name: string
+  url: string
+  /** Vault envelope: the webhook's HMAC secret, or a push subscription's keys (JSON). */
+  secret_envelope: string
+  /** JSON array of event names. */
+  events: string
+  /** JSON array of project ids; null = every project the user may see. */
+  project_ids: string | null
+  created_at: string
+}
+
+export interface NotificationDeliveriesTable {
+  id: string
+  channel_id: string
+  user_id: string
+  event: string
+  source_key: string
+  /** JSON: the notification (stable across retries). */
+  payload: string
+  status: 'pending' | 'sending' | 'delivered' | 'failed'
+  attempts: number
+  next_attempt_at: string
+  claimed_by: string | null
+  claimed_until: string | null
+  last_error: string | null
+  last_status_code: number | null
+  created_at: string
+  delivered_at: string | null
+}
+
+export interface NotificationVapidKeysTable {
+  id: string
+  public_key: string
+  private_envelope: string
+  created_at: string
+}
+
 export interface Database {
   users: UsersTable
   personal_access_tokens: PersonalAccessTokensTable
@@ -405,4 +447,7 @@ export interface Database {
   attempts: AttemptsTable
   triggers: TriggersTable
   trigger_fires: TriggerFiresTable
+  notification_channels: NotificationChannelsTable
+  notification_deliveries: NotificationDeliveriesTable
+  notification_vapid_keys: NotificationVapidKeysTable
 }

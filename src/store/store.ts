@@ -21,6 +21,7 @@ import { createProfilesRepository } from './repositories/profiles-repository.js'
 import { createProjectsRepository } from './repositories/projects-repository.js'
 import type { StoreNotifications } from './pg-notifications.js'
 import { createNodesRepository } from './repositories/nodes-repository.js'
+import { createNotificationsRepository } from './repositories/notifications-repository.js'
 import {
   createProxyRequestLog,
   createProxyRequestsRepository,
@@ -69,6 +70,7 @@ function createRepositories(context: RepositoryContext) {
     workspaceLifecycle: createWorkspaceLifecycleRepository(context),
     pendingAttempts: createPendingAttempts(context),
     triggers: createTriggersRepository(context),
+    notificationChannels: createNotificationsRepository(context),
     forUser: (userId: string): UserScope => createUserScope(context, userId),
   }
 }

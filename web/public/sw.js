@@ -50,3 +50,41 @@ self.addEventListener('fetch', (event) => {
     )
   }
 })
+
+// Web Push (Settings → Notifications): the daemon's message is JSON { title, body, url, tag }. It is shown
+// even with no tab open; a click focuses a Hangar tab on its link (the card), or opens one. The link is a
+// path of this origin and never a credential: opening it needs a signed-in user like any page.
+function readPushMessage(data) {
+  if (!data) return {}
+  try {
+    return data.json()
+  } catch {
+    return { title: 'Hangar', body: data.text() }
+  }
+}
+
+self.addEventListener('push', (event) => {
+  const message = readPushMessage(event.data)
+  event.waitUntil(
+    self.registration.showNotification(message.title || 'Hangar', {
+      body: message.body || '',
+      tag: message.tag,
+      icon: '/icon-192.png',
+      data: { url: message.url || '/' },
+    }),
+  )
+})
+
+self.addEventListener('notificationclick', (event) => {
+  event.notification.close()
+  const target = new URL(event.notification.data?.url || '/', self.location.origin)
+  // Only this origin's pages: a message cannot send the click elsewhere.
+  const url = target.origin === self.location.origin ? target.href : self.location.origin + '/'
+  event.waitUntil(
+    self.clients.matchAll({ type: 'window', includeUncontrolled: true }).then((windows) => {
+      const open = windows.find((client) => client.url.startsWith(self.location.origin))
+      if (open) return open.navigate(url).then((client) => (client ?? open).focus())
+      return self.clients.openWindow(url)
+    }),
+  )
+})

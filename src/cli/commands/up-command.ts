@@ -208,6 +208,8 @@ async function serveUntilStopped(
     // Attempts whose run ended with no process left to run their check (a crash): checked now.
     await runtime.attempts.recover()
     await runtime.triggerScheduler.start()
+    // Queued notifications (this daemon's and other processes') go out from here on.
+    runtime.notifications.start(server.url)
     // SSH work a crash left on a host (runs interrupted above, or by another node): brought back now.
     runtime.finalizeRecovery.start()
   })()

@@ -1,7 +1,7 @@
 // One proposed write waiting for a person: what it does, in which project and file, its diff, how risky it
 // is (destructive ones are styled as danger and ask for a second click), and confirm / reject with an
 // optional reason.
-import { useState } from 'react'
+import { useEffect, useRef, useState } from 'react'
 import { api } from '../lib/api'
 import type { PendingAction } from '../lib/types'
 import { formatWhen } from '../lib/format'
@@ -27,6 +27,12 @@ export function ActionCard({ action, onDecided }: { action: PendingAction; onDec
   const pending = action.status === 'pending'
   const { nameOf } = useProjects()
   const where = fileLocation(nameOf(action.projectId), action.precondition?.path)
+  // A notification's link (`?action=<id>`) opens this card: it is scrolled to and marked.
+  const card = useRef<HTMLElement>(null)
+  const linked = new URLSearchParams(window.location.search).get('action') === action.id
+  useEffect(() => {
+    if (linked) card.current?.scrollIntoView({ block: 'center' })
+  }, [linked])
 
   async function decide(kind: 'confirm' | 'reject') {
     setBusy(true)
@@ -44,7 +50,9 @@ export function ActionCard({ action, onDecided }: { action: PendingAction; onDec
 
   return (
     <article
-      className={`action-card${destructive ? ' action-danger' : ''}`}
+      ref={card}
+      aria-current={linked ? 'true' : undefined}
+      className={`action-card${destructive ? ' action-danger' : ''}${linked ? ' action-linked' : ''}`}
       aria-label={`Proposal: ${action.summary}`}
       data-action-id={action.id}
     >

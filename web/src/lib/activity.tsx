@@ -3,6 +3,7 @@
 // connection comes back after a drop (nothing is replayed on this stream).
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useRef } from 'react'
 import type { EventEnvelope } from '../../../src/core/events'
+import { notifyInBrowser } from './browser-notifications'
 import { type StreamState, useEventStream } from './use-event-stream'
 
 type Listener = (envelope: EventEnvelope | null) => void
@@ -16,6 +17,7 @@ export function ActivityProvider({ children }: { children: ReactNode }) {
   const listeners = useRef(new Set<Listener>())
   const notify = useCallback((envelope: EventEnvelope | null) => {
     for (const listener of listeners.current) listener(envelope)
+    notifyInBrowser(envelope)
   }, [])
   const state = useEventStream('/api/activity', notify, { onOpen: () => notify(null) })
   const subscribe = useCallback((listener: Listener) => {

@@ -1,6 +1,8 @@
-// Settings: provider credentials, the built-in agent's provider, personal access tokens, and feeds.
+// Settings: provider credentials, the built-in agent's provider, personal access tokens, notifications
+// and feeds.
 import { BuiltinSettingsSection } from './builtin-settings'
 import { FeedSettingsSection } from './feed-settings'
+import { NotificationSettingsSection } from './notification-settings'
 import { ProviderSettingsSection } from './provider-settings'
 import { TokenSettingsSection } from './token-settings'
 
@@ -13,6 +15,7 @@ export function SettingsPage() {
       <ProviderSettingsSection />
       <BuiltinSettingsSection />
       <TokenSettingsSection />
+      <NotificationSettingsSection />
       <FeedSettingsSection />
     </div>
   )

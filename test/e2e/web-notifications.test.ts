@@ -1,0 +1,121 @@
+// Notifications in real Chromium against a real daemon: Settings adds a webhook and shows its signing
+// secret once; Test delivers a signed message; with no tab open, a built-in run's proposal reaches the
+// webhook, and its link, opened in a fresh tab, shows that card (marked) where a signed-in user approves
+// it; the run's end is notified too. (Web Push subscribing needs the browser's vendor push service,
+// which is not on loopback: the push path is proven by test/e2e/notifications.test.ts's push service.)
+import { execFileSync } from 'node:child_process'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { Browser, BrowserContext } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
+import { createApiClient } from '../helpers/api-client.js'
+import { launchChromium, screenshot } from '../helpers/browser.js'
+import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
+import { startWebhookReceiver } from '../helpers/notification-receivers.js'
+import { makeTempDir } from '../helpers/store-engines.js'
+
+describe('web UI: notifications', () => {
+  let mock: MockModelServer
+  let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>
+  let root: string
+  let project: string
+  let daemon: RunningDaemon
+  let token: string
+  let browser: Browser
+  let context: BrowserContext
+  const pageErrors: string[] = []
+  const { api, waitForStatus } = createApiClient(() => ({ url: daemon.url, token }))
+
+  beforeAll(async () => {
+    mock = await startMockModelServer()
+    receiver = await startWebhookReceiver()
+    root = await makeTempDir('hangar-web-notify-')
+    project = path.join(root, 'project')
+    await mkdir(project)
+    execFileSync('git', ['init', '-q'], { cwd: project })
+    await writeFile(path.join(project, 'hangar.yaml'), 'notifications:\n  allowPrivateNetworks: true\n')
+    const dataDir = path.join(root, 'data')
+    const env = cleanEnv({
+      PATH: [path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
+      HOME: root,
+      ANTHROPIC_API_KEY: 'sk-ant-test-api-0123456789',
+      ANTHROPIC_BASE_URL: mock.url,
+    })
+    daemon = await startDaemon(['--data-dir', dataDir], { env, cwd: project, timeoutMs: 60_000 })
+    const cliToken = (
+      JSON.parse(await readFile(path.join(dataDir, 'daemon.json'), 'utf8')) as { token: string }
+    ).token
+    const created = await fetch(`${daemon.url}/api/tokens`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${cliToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'notify', scopes: ['approve'] }),
+    })
+    token = ((await created.json()) as { token: string }).token
+    browser = await launchChromium()
+    context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+  }, 120_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await daemon?.stop()
+    await Promise.all([mock?.close(), receiver?.close()])
+    if (root) await rm(root, { recursive: true, force: true })
+  })
+
+  it('adds a webhook in Settings, then a proposal made with no tab open links to its card', async () => {
+    let page = await context.newPage()
+    page.on('pageerror', (error) => pageErrors.push(error.message))
+    page.on('dialog', (dialog) => void dialog.accept())
+    await page.goto(/Sign in: (\S+)/.exec(daemon.stdout())![1]!)
+    await page.waitForURL(/\/conversations$/)
+    await page.getByRole('link', { name: 'Settings' }).click()
+    const form = page.getByRole('form', { name: 'Add a webhook' })
+    await form.getByLabel('Webhook URL').fill(`${receiver.url}/hook`)
+    await form.getByRole('button', { name: 'Add webhook' }).click()
+    const secretBox = page.getByTestId('new-channel-secret')
+    const secret = (await secretBox.textContent())!.trim()
+    expect(secret).toMatch(/^hns_/)
+    receiver.setSecret(secret)
+    const channel = page.getByRole('list', { name: 'Channels' }).getByRole('listitem')
+    await expect.poll(() => channel.count()).toBe(1)
+    await channel.getByRole('button', { name: 'Test' }).click()
+    const [tested] = await receiver.waitFor(1)
+    expect((tested!.json as { event: string }).event).toBe('notification.test')
+    await channel.getByRole('button', { name: 'Log' }).click()
+    await expect
+      .poll(() => channel.getByRole('list', { name: 'Deliveries' }).textContent())
+      .toMatch(/delivered/)
+    await screenshot(page, 'notification-settings')
+    // Shown once: after a reload it is nowhere on the page.
+    await page.reload()
+    await page.getByRole('heading', { name: 'Notifications' }).waitFor()
+    expect(await page.content()).not.toContain(secret)
+    await page.close()
+
+    // No tab open: the proposal still reaches the webhook.
+    const conversation = await api<{ id: string }>('POST', '/api/conversations', { agent: 'builtin' })
+    const run = await api<{ id: string }>('POST', `/api/conversations/${conversation.json.id}/messages`, {
+      text: 'Please create a file. FILE=from-push.txt',
+    })
+    await waitForStatus(run.json.id, ['awaiting_confirmation'])
+    const [, approval] = await receiver.waitFor(2)
+    const body = approval!.json as { event: string; url: string; actionId: string; summary: string }
+    expect(body.event).toBe('approval.requested')
+    expect(body.summary).toContain('from-push.txt')
+    expect(body.url).toBe(`${daemon.url}/conversations/${conversation.json.id}?action=${body.actionId}`)
+
+    // The link opens that card, marked, for the signed-in user to decide.
+    page = await context.newPage()
+    page.on('pageerror', (error) => pageErrors.push(error.message))
+    await page.goto(body.url)
+    const card = page.locator(`[data-action-id="${body.actionId}"]`)
+    await card.waitFor({ timeout: 30_000 })
+    expect(await card.getAttribute('aria-current')).toBe('true')
+    await screenshot(page, 'notification-linked-card')
+    await card.getByRole('button', { name: 'Confirm' }).click()
+    const [, , finished] = await receiver.waitFor(3, 60_000)
+    expect((finished!.json as { event: string }).event).toBe('run.finished')
+    expect(pageErrors).toEqual([])
+  }, 180_000)
+})
