@@ -2,6 +2,7 @@
 // first turn. The same shape in hangar.yaml (`projects.<name>.workspace`) and in a repository's committed
 // `.hangar/workspace.yaml` (which runs only once the owner approved its exact content). Pure: no I/O.
 import { z } from 'zod'
+import { SandboxModeSchema } from './sandbox-schema.js'
 
 /** Why a copy glob is refused, or undefined: globs stay relative and inside the project. */
 export function copyGlobProblem(glob: string): string | undefined {
@@ -41,6 +42,8 @@ export type WorkspaceLifecycleConfig = z.output<typeof WorkspaceLifecycleSchema>
 /** `projects.<name>`: per-project settings of hangar.yaml. */
 export const ProjectSettingsSchema = z.strictObject({
   workspace: WorkspaceLifecycleSchema.optional(),
+  /** The project's default for profiles that do not set `sandbox` (src/sandbox/). */
+  sandbox: SandboxModeSchema.optional(),
 })
 
 /** The file a repository may commit instead (approved by the owner before it runs). */
