@@ -242,3 +242,13 @@ export async function commandSandbox(
     }),
   }
 }
+
+/**
+ * What a built-in agent run records at its start: its commands' sandbox. A profile that asks for one where
+ * bubblewrap cannot run throws (sandbox_unavailable) so the run fails before any command is proposed.
+ */
+export async function commandSandboxRecord(settings: SandboxSettings, env: Environment): Promise<RunSandbox> {
+  if (settings.mode === 'off') return { mode: 'off', reason: 'the profile sets sandbox: off' }
+  const bubblewrap = await bubblewrapFor(env)
+  return { mode: 'workspace', by: bubblewrap.version }
+}

@@ -19,7 +19,9 @@ interface Envelope {
 }
 
 const FEED_TEXT = 'Sandbox drill at 10:00 UTC.'
-const SANDBOXED = REAL_CLI_CASES.filter((cliCase) => ['claude'].includes(cliCase.name))
+const SANDBOXED = REAL_CLI_CASES.filter((cliCase) =>
+  ['claude', 'codex', 'gemini', 'opencode', 'copilot'].includes(cliCase.name),
+)
 
 function endpointEnv(family: string, mockUrl: string): Record<string, string> {
   if (family === 'gemini') return { GOOGLE_GEMINI_BASE_URL: mockUrl, GEMINI_API_KEY: TEST_API_KEY }
@@ -131,11 +133,14 @@ describe('sandboxed runs of the real CLIs', () => {
       )
 
       const outside = path.join(shop.root, 'escaped.txt')
+      // Paths decoded at run time: Copilot CLI's own check refuses a command that names a path outside the
+      // workspace before it runs, and the point is what the sandbox does when the agent's own checks miss.
+      const at = (file: string) => `"$(echo ${Buffer.from(file).toString('base64')} | base64 -d)"`
       const probe = [
-        `cat ${path.join(dataDir, 'secret.key')} && echo SECRET-READ`,
-        `cat ${path.join(shop.home, '.ssh', 'id_ed25519')} && echo SSH-READ`,
-        `cat /proc/${process.pid}/environ > /dev/null && echo ENVIRON-READ`,
-        `echo x > ${outside} && echo OUTSIDE-WRITTEN`,
+        `cat ${at(path.join(dataDir, 'secret.key'))} && echo SECRET-READ`,
+        `cat ${at(path.join(shop.home, '.ssh', 'id_ed25519'))} && echo SSH-READ`,
+        `cat ${at(`/proc/${process.pid}/environ`)} > /dev/null && echo ENVIRON-READ`,
+        `echo x > ${at(outside)} && echo OUTSIDE-WRITTEN`,
         connectProbe('postgres', '127.0.0.1', 5432),
         connectProbe('public', '1.1.1.1', 443),
         'echo PROBE-DONE',
@@ -154,7 +159,9 @@ describe('sandboxed runs of the real CLIs', () => {
         { env, cwd: shop.project, timeoutMs: cliCase.runTimeout * 1000 },
       )
       expect(probed.code, `${probed.stderr}\n${probed.stdout.slice(-2000)}`).toBe(0)
-      const report = await readFile(path.join(shop.project, 'probe.txt'), 'utf8')
+      const report = await readFile(path.join(shop.project, 'probe.txt'), 'utf8').catch(() => {
+        throw new Error(`no probe.txt; the run said:\n${probed.stdout.slice(-3000)}`)
+      })
       expect(report).toContain('PROBE-DONE')
       // The instance key the first run made: the probe must not have seen it.
       const instanceKey = (await readFile(path.join(dataDir, 'secret.key'), 'utf8')).trim()
