@@ -55,23 +55,29 @@ describe('run sandbox (bubblewrap)', () => {
     await rm(root, { recursive: true, force: true })
   })
 
-  async function runInside(script: string, runId: string) {
+  async function runInside(script: string, runId: string, hosts: string[] = []) {
     const runDir = path.join(dataDir, 'runs', runId)
     await mkdir(runDir, { recursive: true })
-    const sandbox = await openRunSandbox(base, {
-      runId,
-      runDir,
-      cwd: workspace,
-      adapterId: 'claude-code',
-      executable: undefined,
-      useLogin: true,
-      proxyOrigin,
-      log: silentLogger,
-    })
+    const sandbox = await openRunSandbox(
+      { ...base, settings: { ...settings, hosts } },
+      {
+        runId,
+        runDir,
+        cwd: workspace,
+        adapterId: 'claude-code',
+        executable: undefined,
+        useLogin: true,
+        proxyOrigin,
+        log: silentLogger,
+      },
+    )
     const plan = sandbox.wrap({
       command: process.execPath,
       args: ['-e', script],
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: sandbox.home },
+      env: sandbox.environment({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: sandbox.home }) as Record<
+        string,
+        string
+      >,
       stdin: null,
       files: [],
     })
@@ -129,6 +135,35 @@ describe('run sandbox (bubblewrap)', () => {
     expect(existsSync('/etc/hangar-escaped')).toBe(false)
     expect(sandbox.copied).toEqual(['.claude/.credentials.json'])
     expect(sandbox.record).toMatchObject({ mode: 'workspace', by: expect.stringContaining('bubblewrap') })
+  })
+
+  it('tunnels to an allowed host through the CONNECT proxy and refuses any other', async () => {
+    const port = Number(new URL(proxyOrigin).port)
+    const script = `
+      const http = require('http')
+      const proxy = new URL(process.env.HTTPS_PROXY)
+      const tunnel = (target) => new Promise((resolve) => {
+        const request = http.request({ host: proxy.hostname, port: proxy.port, method: 'CONNECT', path: target })
+        request.on('connect', (response, socket) => {
+          if (response.statusCode !== 200) { socket.destroy(); return resolve('refused ' + response.statusCode) }
+          socket.write('GET / HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n')
+          let body = ''
+          socket.on('data', (chunk) => (body += chunk))
+          socket.on('end', () => resolve(body.split('\\r\\n\\r\\n')[1]))
+        })
+        request.on('error', (error) => resolve(error.code))
+        request.end()
+      })
+      ;(async () => {
+        console.log('allowed', await tunnel('127.0.0.1:${port}'))
+        console.log('other port', await tunnel('127.0.0.1:5432'))
+        console.log('other host', await tunnel('example.com:443'))
+      })()`
+    const { sandbox, handle, lines } = await runInside(script, 'run-hosts', [`127.0.0.1:${port}`])
+    await handle.exited
+    await sandbox.close()
+    expect(lines).toEqual(['allowed through the proxy', 'other port refused 403', 'other host refused 403'])
+    expect(sandbox.record).toMatchObject({ hosts: [`127.0.0.1:${port}`] })
   })
 
   it('cancel kills every process of the sandbox', async () => {
