@@ -214,6 +214,13 @@ describe('run sandbox (bubblewrap)', () => {
     })
   })
 
+  it('refuses a workspace that holds the home directory (binding it would show ~/.ssh)', async () => {
+    await expect(commandSandbox(base, root)).rejects.toMatchObject({
+      code: 'sandbox_unavailable',
+      message: expect.stringContaining('which a sandbox hides'),
+    })
+  })
+
   it('refuses a sandbox path inside the data dir', async () => {
     const leaky = {
       ...base,

@@ -103,6 +103,16 @@ async function baseLayout(
     const root = await installRoot(file)
     if (hidden.some((directory) => inside(root, directory))) readOnly.push(root)
   }
+  // A workspace around a hidden directory would bind it back, ~/.ssh and all: refused, not half-confined.
+  for (const directory of hidden)
+    if (inside(directory, path.resolve(cwd)))
+      throw new AppError(
+        'sandbox_unavailable',
+        `the workspace ${cwd} contains ${directory}, which a sandbox hides`,
+        {
+          hint: 'run the agent in a project directory, not the home directory or its parents',
+        },
+      )
   const writable: string[] = [cwd]
   const git = await worktreeGitDirs(cwd)
   if (git.shared && !inside(git.shared, cwd)) readOnly.push(git.shared)
