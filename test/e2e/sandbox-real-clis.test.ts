@@ -48,12 +48,6 @@ async function processesWith(marker: string): Promise<string[]> {
   return found
 }
 
-/** A TCP connect from inside, printed as `<name> <error code or connected> <ms>`. */
-function connectProbe(name: string, host: string, port: number): string {
-  const script = `const s=require('net').connect(${port},'${host}'),t=Date.now();s.on('connect',()=>{console.log('${name} connected');s.destroy()});s.on('error',e=>console.log('${name} '+e.code+' '+(Date.now()-t)))`
-  return `node -e "${script}"`
-}
-
 describe('sandboxed runs of the real CLIs', () => {
   let mock: MockModelServer
   let shop: FeedProject
@@ -133,21 +127,24 @@ describe('sandboxed runs of the real CLIs', () => {
       )
 
       const outside = path.join(shop.root, 'escaped.txt')
-      // Paths decoded at run time: Copilot CLI's own check refuses a command that names a path outside the
-      // workspace before it runs, and the point is what the sandbox does when the agent's own checks miss.
-      const at = (file: string) => `"$(echo ${Buffer.from(file).toString('base64')} | base64 -d)"`
-      const probe = [
-        `cat ${at(path.join(dataDir, 'secret.key'))} && echo SECRET-READ`,
-        `cat ${at(path.join(shop.home, '.ssh', 'id_ed25519'))} && echo SSH-READ`,
-        `cat ${at(`/proc/${process.pid}/environ`)} > /dev/null && echo ENVIRON-READ`,
-        `echo x > ${at(outside)} && echo OUTSIDE-WRITTEN`,
-        connectProbe('postgres', '127.0.0.1', 5432),
-        connectProbe('public', '1.1.1.1', 443),
-        'echo PROBE-DONE',
-      ]
-        .map((line) => `${line};`)
-        .join(' ')
-      const command = `{ ${probe} } > probe.txt 2>&1`
+      // The probe is a script in the workspace that the agent's shell runs: no path outside the workspace
+      // and no command substitution in the command line, which Copilot CLI and Gemini CLI refuse on their own
+      // before anything runs — the point is what the sandbox does when an agent's own checks miss.
+      const probeScript = `
+        const fs = require('fs'), net = require('net')
+        const attempt = (name, action) => { try { action(); console.log(name + ' READ-OK') } catch (error) { console.log(name + ' ' + error.code) } }
+        attempt('secret', () => console.log(fs.readFileSync(${JSON.stringify(path.join(dataDir, 'secret.key'))}, 'utf8')))
+        attempt('ssh', () => console.log(fs.readFileSync(${JSON.stringify(path.join(shop.home, '.ssh', 'id_ed25519'))}, 'utf8')))
+        attempt('environ', () => fs.readFileSync('/proc/${process.pid}/environ'))
+        attempt('outside', () => fs.writeFileSync(${JSON.stringify(outside)}, 'x'))
+        const connect = (name, host, port) => new Promise((resolve) => {
+          const started = Date.now(), socket = net.connect(port, host)
+          socket.on('connect', () => { console.log(name + ' connected'); socket.destroy(); resolve() })
+          socket.on('error', (error) => { console.log(name + ' ' + error.code + ' ' + (Date.now() - started)); resolve() })
+        })
+        connect('postgres', '127.0.0.1', 5432).then(() => connect('public', '1.1.1.1', 443)).then(() => console.log('PROBE-DONE'))`
+      await writeFile(path.join(shop.project, 'probe.cjs'), probeScript)
+      const command = 'node probe.cjs > probe.txt 2>&1'
       const probed = await runHangar(
         [
           'run',
@@ -166,14 +163,17 @@ describe('sandboxed runs of the real CLIs', () => {
       // The instance key the first run made: the probe must not have seen it.
       const instanceKey = (await readFile(path.join(dataDir, 'secret.key'), 'utf8')).trim()
       expect(instanceKey.length).toBeGreaterThan(10)
-      for (const leak of [instanceKey, 'SECRET-READ', 'FAKE PRIVATE KEY', 'SSH-READ', 'ENVIRON-READ'])
-        expect(report).not.toContain(leak)
+      for (const leak of [instanceKey, 'FAKE PRIVATE KEY']) expect(report).not.toContain(leak)
+      expect(report).toMatch(/^secret ENOENT$/m)
+      expect(report).toMatch(/^ssh ENOENT$/m)
+      expect(report).toMatch(/^environ ENOENT$/m)
       expect(existsSync(outside)).toBe(false)
       expect(report).toMatch(/postgres ECONNREFUSED \d+/)
       expect(report).toMatch(/public ENETUNREACH \d+/)
       for (const match of report.matchAll(/(?:postgres|public) E\w+ (\d+)/g))
         expect(Number(match[1])).toBeLessThan(5000)
       await rm(path.join(shop.project, 'probe.txt'))
+      await rm(path.join(shop.project, 'probe.cjs'))
       await rm(path.join(shop.project, 'notes.txt'))
     },
     240_000,
