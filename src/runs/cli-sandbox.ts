@@ -2,6 +2,8 @@
 // the reason it runs without one. A profile that asks for `sandbox: workspace` where that cannot be had
 // (bubblewrap missing, user namespaces refused) fails the run with a fix-it line: never a silent
 // unsandboxed run. An SSH target runs unsandboxed for now and its run says so.
+import { createHash } from 'node:crypto'
+import path from 'node:path'
 import type { RunSandbox } from '../core/events.js'
 import { AppError, describeError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
@@ -56,6 +58,12 @@ export async function openCliSandbox(
       {
         runId: active.run.id,
         runDir: context.runDir,
+        // Kept per agent and workspace: the CLI's own sessions (resume, a conversation's next turn) live there.
+        home: path.join(
+          wanted.dataDir,
+          'sandbox-homes',
+          createHash('sha256').update(`${request.agent}\0${request.cwd}`).digest('hex').slice(0, 24),
+        ),
         cwd: request.cwd,
         adapterId: request.adapter.id,
         executable: request.executable,

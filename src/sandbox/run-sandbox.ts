@@ -161,6 +161,8 @@ export async function openRunSandbox(
   run: {
     runId: string
     runDir: string
+    /** The sandbox home to use (kept between runs); default `<runDir>/home`. */
+    home?: string
     cwd: string
     adapterId: string
     executable: ResolvedExecutable | undefined
@@ -177,7 +179,7 @@ export async function openRunSandbox(
   if (run.executable?.interpreter) executables.push(run.executable.interpreter)
   const layout = await baseLayout(base, run.cwd, executables)
   const { home, copied } = await prepareSandboxHome({
-    runDir: run.runDir,
+    home: run.home ?? path.join(run.runDir, 'home'),
     adapterId: run.adapterId,
     userHome: base.env.HOME ?? os.homedir(),
     useLogin: run.useLogin,
@@ -222,7 +224,7 @@ export async function openRunSandbox(
     wrap(plan) {
       const command = [process.execPath, forwarder, JSON.stringify(routes), '--', plan.command, ...plan.args]
       const args = bwrapArgs(
-        { ...layout, writable: [...layout.writable, run.runDir], readOnlyLast: [network.directory] },
+        { ...layout, writable: [...layout.writable, run.runDir, home], readOnlyLast: [network.directory] },
         command,
       )
       return { ...plan, command: bubblewrap.path, args }

@@ -1,4 +1,5 @@
-// The HOME a sandboxed agent gets: a fresh directory in the run's own directory, holding only what its CLI
+// The HOME a sandboxed agent gets: a directory of its own (kept per agent and workspace under the data
+// dir, so the CLI's sessions carry over from turn to turn), holding only what its CLI
 // needs from the user's home — its sign-in and settings files, copied (never bound), so nothing the agent
 // does reaches the originals — and no ~/.ssh, no shell history, no other tool's credentials.
 // The list per adapter follows what each adapter's sign-in check reads (adapters/defs/*.ts `probeAuth`,
@@ -23,16 +24,17 @@ export const SANDBOX_HOME_FILES: Readonly<Record<string, readonly string[]>> = {
 const COMMON_FILES = ['.gitconfig']
 
 /**
- * Makes `<runDir>/home` and copies the adapter's files into it (when `useLogin`); returns the directory and
+ * Makes `home` (when missing) and copies the adapter's files into it (when `useLogin`); returns the directory and
  * the files copied (relative names), for the run's record.
  */
 export async function prepareSandboxHome(options: {
-  runDir: string
+  /** The sandbox home: per run, or kept per agent and workspace so a CLI's sessions carry over. */
+  home: string
   adapterId: string
   userHome: string
   useLogin: boolean
 }): Promise<{ home: string; copied: string[] }> {
-  const home = path.join(options.runDir, 'home')
+  const home = options.home
   await mkdir(home, { recursive: true, mode: 0o700 })
   const wanted = [...COMMON_FILES, ...(options.useLogin ? (SANDBOX_HOME_FILES[options.adapterId] ?? []) : [])]
   const copied: string[] = []

@@ -37,7 +37,7 @@ function parse(stdout: string): Envelope[] {
     .map((line) => JSON.parse(line) as Envelope)
 }
 
-/** Every process whose environment holds `marker` (a sandboxed agent and its children: HOME in the run's dir). */
+/** Every process whose environment holds `marker` (a sandboxed agent and its children: their HOME). */
 async function processesWith(marker: string): Promise<string[]> {
   const found: string[] = []
   for (const entry of await readdir('/proc')) {
@@ -126,6 +126,15 @@ describe('sandboxed runs of the real CLIs', () => {
         true,
       )
 
+      // The CLI's own session carries over: the sandbox home is kept per agent and workspace.
+      if (cliCase.adapter.capabilities.resume) {
+        const resumed = await runHangar(
+          ['run', '--agent', `${name}-boxed`, '--json', '--resume', runId, 'Thanks. NOTOOL'],
+          { env, cwd: shop.project, timeoutMs: cliCase.runTimeout * 1000 },
+        )
+        expect(resumed.code, `${resumed.stderr}\n${resumed.stdout.slice(-2000)}`).toBe(0)
+      }
+
       const outside = path.join(shop.root, 'escaped.txt')
       // The probe is a script in the workspace that the agent's shell runs: no path outside the workspace
       // and no command substitution in the command line, which Copilot CLI and Gemini CLI refuse on their own
@@ -183,8 +192,8 @@ describe('sandboxed runs of the real CLIs', () => {
     '%s: Ctrl-C cancels the run and kills every process of its sandbox',
     async (name, cliCase) => {
       mock.reset()
-      // Every process of the sandbox has its HOME in the run's directory, under the data dir.
-      const marker = `HOME=${path.join(dataDir, 'runs')}`
+      // Every process of the sandbox has its HOME in the data dir's sandbox-homes.
+      const marker = `HOME=${path.join(dataDir, 'sandbox-homes')}`
       // A helper that leaves the agent's process group: only the sandbox's end takes it down.
       const sleeper =
         'setsid sh -c "sleep 600; true" > /dev/null 2>&1 < /dev/null & echo started > started.txt'
