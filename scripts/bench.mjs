@@ -11,6 +11,7 @@ import { benchCluster, printClusterBench } from './bench-cluster.mjs'
 import { benchWeb, printWebBench } from './bench-web.mjs'
 import { benchWorkspaceSync, formatBytes } from './bench-workspace-sync.mjs'
 import { percentile } from './bench-support.mjs'
+import { benchSandbox, printSandboxBench } from './bench-sandbox.mjs'
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const bin = path.join(root, 'dist/src/bin/hangar.js')
@@ -138,6 +139,7 @@ const sync = await benchWorkspaceSync()
 const proxy = await benchProxy()
 const web = await benchWeb(root)
 const cluster = await benchCluster(root)
+const sandbox = await benchSandbox()
 
 console.log(`hangar bench (node ${process.versions.node}, ${os.cpus().length} cores)`)
 console.log(`hangar up start-up, cold (new data dir):  ${summary(cold, ' ms')}`)
@@ -165,4 +167,5 @@ for (const [label, result] of [
 }
 printProxyBench(proxy)
 printWebBench(web, summary)
+printSandboxBench(sandbox)
 printClusterBench(cluster)

@@ -19,6 +19,7 @@ import { redactToolOutputs } from './agent/tools/redacted-tools.js'
 import { createWorkspaceTools } from './agent/tools/workspace-tools.js'
 import { type ActionsService, createActionsService } from './runs/actions-service.js'
 import { createClusterLiveSource } from './runs/cluster-live-source.js'
+import { createCommandSandboxes } from './runs/command-sandbox.js'
 import { createEventBus, type EventBus } from './runs/event-bus.js'
 import { resolveBuiltinProvider } from './runs/builtin-model.js'
 import { builtinReadiness, type BuiltinReadiness } from './runs/builtin-readiness.js'
@@ -390,6 +391,14 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         const workspace = run && (await workspaceLifecycle.workspaceOfRun(userId, run))
         return workspace ? workspaceLifecycle.variables(workspace.id) : {}
       },
+      // A run's profile with `sandbox: workspace`: its approved commands run in bubblewrap.
+      commandSandbox: createCommandSandboxes({
+        store,
+        config: options.config,
+        env,
+        dataDir: options.dataDir,
+        projectDir: options.projectDir,
+      }),
       nodeId: info.nodeId,
       owner: runs.owner,
     })

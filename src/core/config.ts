@@ -13,6 +13,7 @@ import { WRITE_CLASSIFICATIONS } from './events.js'
 import { KNOWN_PROVIDERS } from './provider-names.js'
 import { permissionIssues } from './permissions.js'
 import { PermissionsSchema } from './permissions-schema.js'
+import { SandboxHostsSchema, SandboxModeSchema, SandboxPathsSchema } from './sandbox-schema.js'
 import {
   ProjectSettingsSchema,
   type WorkspaceLifecycleConfig,
@@ -103,6 +104,12 @@ export const ProfileSchema = z.strictObject({
   idleTimeout: runLimit.optional(),
   /** What the agent may do without asking (src/core/permissions.ts); default mode `workspace`. */
   permissions: PermissionsSchema.optional(),
+  /** `off` | `workspace` (bubblewrap); unset = the project's `sandbox`, else `off` (src/sandbox/). */
+  sandbox: SandboxModeSchema.optional(),
+  /** Extra paths the sandbox shows: `readOnly` as they are, `writable` bound read-write. */
+  sandboxPaths: SandboxPathsSchema.optional(),
+  /** Hosts (`name` or `name:port`) the sandboxed agent may reach through the per-run CONNECT proxy. */
+  sandboxHosts: SandboxHostsSchema.optional(),
 })
 
 const proxySchema = z.strictObject({

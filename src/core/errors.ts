@@ -48,6 +48,8 @@ export const ERROR_CODES = [
   'not_implemented',
   // A dependency is down; the rest of the daemon still works.
   'unavailable',
+  // A profile asks for `sandbox: workspace` but bubblewrap is missing or cannot create namespaces here.
+  'sandbox_unavailable',
   // A bug: anything thrown that is not an AppError.
   'internal',
 ] as const

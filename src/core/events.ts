@@ -67,7 +67,11 @@ export interface RunStartEvent {
   proxied: boolean
   /** Skills given to the agent and how they reached it (its native folder, an instruction file, the prompt). */
   skills?: { strategy: 'native' | 'file' | 'prompt'; names: string[] }
+  /** What confined the agent (`workspace`: bubblewrap), or `off` and why (src/sandbox/). */
+  sandbox?: RunSandbox
 }
+/** A run's sandbox: `by` names what confined it; `reason` says why a run is not sandboxed. */
+export type RunSandbox = { mode: 'workspace'; by: string; hosts?: string[] } | { mode: 'off'; reason: string }
 /**
  * Said or done by a sub-agent: `parentId` is the `toolCallId` of the tool call that started it (Claude
  * Code's Task/Agent tool), so a transcript can fold the sub-task under that call.

@@ -2,6 +2,7 @@
 // first turn. The same shape in hangar.yaml (`projects.<name>.workspace`) and in a repository's committed
 // `.hangar/workspace.yaml` (which runs only once the owner approved its exact content). Pure: no I/O.
 import { z } from 'zod'
+import { SandboxModeSchema } from './sandbox-schema.js'
 
 /** Why a copy glob is refused, or undefined: globs stay relative and inside the project. */
 export function copyGlobProblem(glob: string): string | undefined {
@@ -43,6 +44,8 @@ export const ProjectSettingsSchema = z.strictObject({
   workspace: WorkspaceLifecycleSchema.optional(),
   /** Run in each attempt's workspace after its agent finished (`npm test`); its exit code is shown. */
   check: command.optional(),
+  /** The project's default for profiles that do not set `sandbox` (src/sandbox/). */
+  sandbox: SandboxModeSchema.optional(),
 })
 
 /** The file a repository may commit instead (approved by the owner before it runs). */

@@ -2,7 +2,7 @@
 // any transaction (a command's process group is recorded before it starts), settle in one short
 // transaction. A second confirm of an action being applied waits for that outcome; if the process applying
 // it is provably gone, it does what start-up recovery would (action-recovery.ts).
-import { ToolConflict, type Proposal } from '../agent/tools/types.js'
+import { ToolConflict, type Proposal, type ToolContext } from '../agent/tools/types.js'
 import type { ToolRegistry } from '../agent/tools/tool-registry.js'
 import { AppError } from '../core/errors.js'
 import type { ActionStatus, DecidedStatus, PendingAction } from '../store/repositories/actions-repository.js'
@@ -58,6 +58,15 @@ export interface ActionApplierOptions {
   defaultWorkspace?: string | ((userId: string) => Promise<string>)
   /** The variables of the workspace a run works in (HANGAR_PORT …), for the commands applied there. */
   workspaceVariables?: (userId: string, runId: string) => Promise<Record<string, string>>
+  /**
+   * The sandbox of the run's profile around its commands (undefined: none). Throws when the profile asks
+   * for one that cannot be had: the action then fails, its command never runs unsandboxed.
+   */
+  commandSandbox?: (
+    userId: string,
+    runId: string,
+    workspace: string,
+  ) => Promise<ToolContext['wrapCommand'] | undefined>
 }
 
 export function createActionApplier(options: ActionApplierOptions) {
@@ -110,10 +119,16 @@ export function createActionApplier(options: ActionApplierOptions) {
         ...(action.diff && { diff: action.diff }),
       }
       try {
+        const workspace = await workspaceOf(store, userId, action, fallbackWorkspace)
+        const wrapCommand =
+          action.runId && options.commandSandbox
+            ? await options.commandSandbox(userId, action.runId, workspace)
+            : undefined
         const output = await tool.apply(
           action.input,
           {
-            workspace: await workspaceOf(store, userId, action, fallbackWorkspace),
+            workspace,
+            ...(wrapCommand && { wrapCommand }),
             ...(action.runId &&
               options.workspaceVariables && {
                 variables: await options.workspaceVariables(userId, action.runId),

@@ -72,6 +72,8 @@ export interface ActionsServiceOptions {
   owner?: RunOwner
   /** The variables of a run's workspace (HANGAR_PORT …), for the commands applied there. */
   workspaceVariables?: ActionApplierOptions['workspaceVariables']
+  /** The sandbox of a run's profile around the commands applied for it. */
+  commandSandbox?: ActionApplierOptions['commandSandbox']
 }
 
 export function createActionsService(options: ActionsServiceOptions) {
@@ -88,6 +90,7 @@ export function createActionsService(options: ActionsServiceOptions) {
     owner,
     ...(options.defaultWorkspace !== undefined && { defaultWorkspace: options.defaultWorkspace }),
     ...(options.workspaceVariables && { workspaceVariables: options.workspaceVariables }),
+    ...(options.commandSandbox && { commandSandbox: options.commandSandbox }),
   })
 
   /** A write lands in its run's workspace: on another node's disk, this node cannot apply it. */

@@ -24,6 +24,7 @@ import type { ModelProxy } from './model-proxy.js'
 import type { ActiveRun, RunEnd, RunService } from './run-service.js'
 import { loadUserProfiles, profileNamed } from './resolve-agent.js'
 import { type RunActivity, runLimitsFor, startRunLimits } from './run-limits.js'
+import { commandSandboxRecord, sandboxSettingsFor } from '../sandbox/run-sandbox.js'
 
 export const SAFE_CLASSIFICATIONS: readonly WriteClassification[] = ['safe_create', 'safe_update']
 
@@ -149,10 +150,16 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
         },
         proxy,
       )
+      // Its commands run in the profile's sandbox: one that cannot be had fails the run here.
+      const sandbox = await commandSandboxRecord(
+        sandboxSettingsFor(input.profile, options.config, input.project),
+        options.env,
+      )
       active.emit({
         type: 'run-start',
         agent: run.agent,
         adapter: 'builtin',
+        sandbox,
         provider: model.provider,
         model: model.model,
         cwd: run.cwd,

@@ -28,6 +28,7 @@ import type { CliModelRoute, CliRouteHooks } from './model-proxy.js'
 import { createRemoteLaunch, type RemoteLaunch } from './remote-launch.js'
 import { createStderrEvents } from './stderr-events.js'
 import type { ActiveRun, RunEnd } from './run-service.js'
+import { openCliSandbox, type CliSandboxRequest } from './cli-sandbox.js'
 import { createSessionRecorder } from './session-recorder.js'
 import type { SetupStep } from './workspace-setup.js'
 
@@ -60,6 +61,8 @@ export interface CliRunRequest {
    * ship): a failed end it returns ends the run.
    */
   beforeAgent?: SetupStep | undefined
+  /** The profile's sandbox (src/sandbox/); absent = not sandboxed, and run-start says nothing of it. */
+  sandbox?: CliSandboxRequest | undefined
 }
 
 /** Variables of Hangar itself that an agent process must never inherit. */
@@ -99,6 +102,7 @@ export async function executeCliRun(
   const runDir = await mkdtemp(path.join(options.runFilesRoot, `${active.run.id}-`))
   let skills: PlacedSkills | undefined
   let routeClosed = false
+  let closeSandbox: (() => Promise<void>) | undefined
   try {
     if (!request.target) {
       // Before anything of the run is in the workspace: what setup makes is not the agent's change.
@@ -154,19 +158,26 @@ export async function executeCliRun(
       })
       remote = { launch, shipped }
     }
+    const sandbox = await openCliSandbox(active, request, { runDir, route, remote: remote !== undefined })
+    if ('failed' in sandbox) return sandbox.failed
+    closeSandbox = sandbox.handle?.close
     const home =
-      remote?.launch.home ?? (request.isolateHome ? path.join(runDir, 'home') : (env.HOME ?? os.homedir()))
+      sandbox.handle?.home ??
+      remote?.launch.home ??
+      (request.isolateHome ? path.join(runDir, 'home') : (env.HOME ?? os.homedir()))
     const cwd = remote?.launch.cwd ?? request.cwd
+    const endpoint = sandbox.handle ? sandbox.handle.endpoint(route.endpoint) : route.endpoint
+    const agentEnv = sandbox.handle ? sandbox.handle.environment(env) : env
     const input: LaunchInput = {
       prompt: skills.prompt,
       cwd,
       model: request.model ?? route.endpoint?.model,
-      endpoint: route.endpoint,
+      endpoint,
       resumeSessionId: request.resumeSessionId,
       runDir: remote?.launch.runDir ?? runDir,
       home,
       isolatedHome: request.isolateHome ?? false,
-      env: { ...env, HOME: home },
+      env: { ...agentEnv, HOME: home },
       permissions: request.permissions,
       extraArgs: request.extraArgs ?? [],
       executable: request.executable,
@@ -179,6 +190,7 @@ export async function executeCliRun(
       ...(input.model && { model: input.model }),
       cwd: remote?.launch.display ?? request.cwd,
       proxied: route.proxied,
+      ...(sandbox.record && { sandbox: sandbox.record }),
       ...(skills.strategy !== 'none' && {
         skills: { strategy: skills.strategy, names: (request.skills ?? []).map((skill) => skill.name) },
       }),
@@ -187,7 +199,9 @@ export async function executeCliRun(
     if (route.feedsNotDelivered) active.emit(route.feedsNotDelivered)
     const localPlan = adapter.buildLaunch(input)
     const forward = remote && route.proxyOrigin ? { from: route.proxyOrigin } : undefined
-    const plan = remote ? await remote.launch.prepare(localPlan, env, forward) : localPlan
+    const plan = remote
+      ? await remote.launch.prepare(localPlan, env, forward)
+      : (sandbox.handle?.wrap(localPlan) ?? localPlan)
     const parser = adapter.createParser({ cwd, sessionId: localPlan.sessionId })
     // The session id is stored as soon as it is known (a chosen one: now), so an interrupted run can resume.
     const session = createSessionRecorder(active, parser)
@@ -262,6 +276,7 @@ export async function executeCliRun(
   } finally {
     // Revokes the run's proxy token on the ways out that did not get to close it above.
     if (!routeClosed) await request.route?.close(active.run.id).catch(() => {})
+    await closeSandbox?.().catch(() => {})
     await skills?.cleanup().catch(() => {})
     await rm(runDir, { recursive: true, force: true }).catch(() => {})
   }

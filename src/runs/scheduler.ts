@@ -23,6 +23,7 @@ import type { Store } from '../store/store.js'
 import type { SshTargets } from '../workspaces/ssh/ssh-targets.js'
 import type { BuiltinRunner } from './builtin-runs.js'
 import { executeCliRun } from './execute-cli-run.js'
+import { sandboxSettingsFor } from '../sandbox/run-sandbox.js'
 import type { WorkspaceLifecycle } from '../workspaces/lifecycle/workspace-lifecycle.js'
 import { runLifecycle } from './workspace-setup.js'
 import { cliTimeoutSeconds, type RunActivity, runLimitsFor, startRunLimits } from './run-limits.js'
@@ -168,6 +169,11 @@ export function createScheduler(options: SchedulerOptions) {
           // HANGAR_PORT and HANGAR_PORT_COUNT of the workspace, on a target too.
           env: { ...options.env, ...lifecycle.variables },
           beforeAgent: lifecycle.setup,
+          sandbox: {
+            settings: sandboxSettingsFor(agent.profile, options.config, path.basename(options.projectDir)),
+            dataDir: options.dataDir,
+            log,
+          },
           timeoutSeconds: cliTimeoutSeconds(limits),
           target,
           route: options.modelProxy.forCliRun({

@@ -27,6 +27,7 @@ const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
   vault_unavailable: 503,
   daemon_not_running: 503,
   unavailable: 503,
+  sandbox_unavailable: 503,
   timeout: 504,
   secret_unreadable: 500,
   internal: 500,

@@ -3,7 +3,8 @@
 // network or the file system beyond the working directory: containment is the sandbox's job (a profile
 // that allows no network must run the daemon where there is none). What this file does guarantee is
 // that the command and everything it started die on timeout or abort, and that the daemon's own
-// secrets (provider keys, database URL) are not in the command's environment.
+// secrets (provider keys, database URL) are not in the command's environment. A profile with
+// `sandbox: workspace` gives the context a `wrapCommand`: bubblewrap, no network, no home (src/sandbox/).
 import { spawn } from 'node:child_process'
 import { realpath } from 'node:fs/promises'
 import { z } from 'zod'
@@ -122,10 +123,14 @@ export function runShellCommand(options: {
   environment: NodeJS.ProcessEnv
   signal?: AbortSignal
   beforeStart?: (pgid: number) => Promise<void>
+  /** The sandbox around the shell (its whole group dies with it: bubblewrap's --die-with-parent). */
+  wrap?: (command: string, args: string[]) => { command: string; args: string[] }
 }): Promise<CommandResult> {
   return new Promise((resolve) => {
     const collector = createOutputCollector()
-    const child = spawn('/bin/sh', ['-c', GATED_SHELL, 'hangar-command', options.command], {
+    const shell = ['-c', GATED_SHELL, 'hangar-command', options.command]
+    const launch = options.wrap?.('/bin/sh', shell) ?? { command: '/bin/sh', args: shell }
+    const child = spawn(launch.command, launch.args, {
       cwd: options.cwd,
       env: options.environment,
       detached: true,
@@ -279,6 +284,7 @@ export function createRunCommandTool(options: RunCommandToolOptions = {}): Write
         environment: { ...(options.environment ?? commandEnvironment()), ...context.variables },
         ...(context.signal && { signal: context.signal }),
         ...(context.beforeCommandStarts && { beforeStart: context.beforeCommandStarts }),
+        ...(context.wrapCommand && { wrap: context.wrapCommand }),
       })
       return formatResult(result, timeoutSeconds)
     },

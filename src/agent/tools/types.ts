@@ -16,6 +16,8 @@ export interface ToolContext {
   beforeCommandStarts?: (pgid: number) => Promise<void>
   /** Variables the workspace's commands get on top of their environment (HANGAR_PORT, HANGAR_PORT_COUNT). */
   variables?: Readonly<Record<string, string>>
+  /** The profile's sandbox around a command (src/sandbox/): bubblewrap's argv around the shell's. */
+  wrapCommand?: (command: string, args: string[]) => { command: string; args: string[] }
 }
 
 /** What the model gets back from a tool call. */

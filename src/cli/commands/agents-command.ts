@@ -1,9 +1,11 @@
 // hangar agents — which agent CLIs are installed, their versions, sign-in state and capabilities.
+import path from 'node:path'
 import type { Command } from 'commander'
 import { describeDetection, describeDetectionSource } from '../../adapters/detection.js'
 import type { AdapterId } from '../../core/adapter-ids.js'
 import { describeDefaultPermissions } from '../../core/permissions.js'
 import { builtinAgentEntry, describeBuiltin } from '../../runs/builtin-readiness.js'
+import { describeSandboxStatus, sandboxStatus } from '../../sandbox/sandbox-status.js'
 import { type GlobalOptions, withRuntime } from '../context.js'
 import { type CliIo, printJson } from '../output.js'
 
@@ -16,10 +18,11 @@ export function registerAgentsCommand(program: Command, io: CliIo, globals: () =
     .option('--refresh', 'detect again instead of using the cached result (kept 24 h)')
     .option('--json', 'print the detection results as JSON')
     .action(async (options: { refresh?: boolean; json?: boolean }) => {
-      const { detection, builtin } = await withRuntime(io, globals(), async (runtime) => ({
+      const { detection, builtin, sandbox } = await withRuntime(io, globals(), async (runtime) => ({
         detection: await runtime.detectAgents({ refresh: options.refresh ?? false }),
         // The owner's view: their provider settings, and this process's environment.
         builtin: await runtime.builtinReadiness(runtime.owner.id),
+        sandbox: await sandboxStatus(runtime.config, io.env, path.basename(runtime.projectDir)),
       }))
       if (options.json) return printJson(io, [...detection.adapters, builtinAgentEntry(builtin)])
       for (const adapter of detection.adapters) {
@@ -29,6 +32,7 @@ export function registerAgentsCommand(program: Command, io: CliIo, globals: () =
       }
       io.stdout.write(`${describeBuiltin(builtin)}\n`)
       io.stdout.write(`    ${describeDefaultPermissions('builtin')}\n`)
+      for (const line of describeSandboxStatus(sandbox)) io.stdout.write(`${line}\n`)
       io.stderr.write(`${describeDetectionSource(detection)}\n`)
     })
 }

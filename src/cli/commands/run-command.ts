@@ -9,6 +9,7 @@ import type { Runtime } from '../../main.js'
 import { parseLimitDuration } from '../../core/duration.js'
 import { executeCliRun } from '../../runs/execute-cli-run.js'
 import { runLifecycle } from '../../runs/workspace-setup.js'
+import { sandboxSettingsFor } from '../../sandbox/run-sandbox.js'
 import { cliTimeoutSeconds, runLimitsFor, startRunLimits } from '../../runs/run-limits.js'
 import { loadUserProfiles, resolveAgentOrDefault } from '../../runs/resolve-agent.js'
 import { assertResumable, releaseIfOwnerGone } from '../../runs/resume-run.js'
@@ -170,6 +171,15 @@ async function runOnce(
       timeoutSeconds: cliTimeoutSeconds(limits),
       target,
       beforeAgent: lifecycle.setup,
+      sandbox: {
+        settings: sandboxSettingsFor(
+          agent.profile,
+          runtime.config,
+          project?.name ?? path.basename(runtime.projectDir),
+        ),
+        dataDir: runtime.dataDir,
+        log: runtime.log,
+      },
       route: runtime.modelProxy.forCliRun({
         userId: owner.id,
         agent: agent.name,

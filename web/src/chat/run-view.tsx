@@ -251,6 +251,18 @@ export function RunView({
               not proxied
             </span>
           )}
+          {transcript?.start?.sandbox && (
+            <span
+              className="run-sandbox"
+              title={
+                transcript.start.sandbox.mode === 'workspace'
+                  ? `The agent saw only its workspace and reached only Hangar's proxy (${transcript.start.sandbox.by})`
+                  : `Not sandboxed: ${transcript.start.sandbox.reason}`
+              }
+            >
+              {transcript.start.sandbox.mode === 'workspace' ? 'sandboxed' : 'not sandboxed'}
+            </span>
+          )}
         </footer>
       </div>
     </section>
