@@ -38,7 +38,10 @@ describe('sandbox settings in hangar.yaml', () => {
     ],
     ['    sandboxPaths: { writable: [/] }', /the whole root or home cannot be writable/],
     ['    sandboxPaths: { hidden: [/x] }', /agents\.a\.sandboxPaths\.hidden/],
-    ['    sandboxHosts: ["http://evil.example"]', /^hangar\.yaml:4:\d+: agents\.a\.sandboxHosts\[0\]: expected a host name/],
+    [
+      '    sandboxHosts: ["http://evil.example"]',
+      /^hangar\.yaml:4:\d+: agents\.a\.sandboxHosts\[0\]: expected a host name/,
+    ],
   ])('refuses %s with file, line and key path', (line, expected) => {
     expect(() => parseConfig(`agents:\n  a:\n    adapter: claude-code\n${line}\n`, 'hangar.yaml')).toThrow(
       expected,
