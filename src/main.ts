@@ -50,6 +50,7 @@ import { createWorkspaceService, type WorkspaceService } from './workspaces/work
 import { type AllowedRoots, loadAllowedRoots } from './workspaces/allowed-roots.js'
 import { createWorkspacePolicy, type WorkspacePolicy } from './runs/workspace-policy.js'
 import { createProjectService, type ProjectService } from './projects/project-service.js'
+import { createReviewService, type ReviewService } from './workspaces/review/review-service.js'
 import { setupEnvironment } from './runs/workspace-setup.js'
 import {
   createWorkspaceLifecycle,
@@ -115,6 +116,8 @@ export interface Runtime {
   /** Registered projects, their members, and who may work on which. */
   readonly projects: ProjectService
   submitRun(userId: string, request: SubmitRunRequest): Promise<Run>
+  /** Review and land of conversations' workspaces (REST, MCP and the CLI all go through it). */
+  readonly review: ReviewService
   /** Installed CLIs, versions and auth states (cached in the data dir for 24 h unless `refresh`). */
   detectAgents(options?: {
     refresh?: boolean
@@ -443,6 +446,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       projects,
       projectDir: options.projectDir,
     })
+    const review = createReviewService({
+      store,
+      workspaces,
+      projects,
+      submitRun,
+      appendEvents: (userId, runId, events) => runs.appendEvents(userId, runId, events),
+      dataDir: options.dataDir,
+      nodeId: info.nodeId,
+      log: log.child({ component: 'review' }),
+    })
 
     return {
       store,
@@ -475,6 +488,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       allowedRoots,
       projects,
       submitRun,
+      review,
       detectAgents,
       builtinReadiness: builtinReadinessFor,
       modelProxy,
@@ -499,6 +513,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           runtime: {
             bus,
             submitRun,
+            review,
             scheduler,
             actions,
             runs,

@@ -202,6 +202,22 @@ export interface WorkspaceSetupEndEvent {
   exitCode: number
 }
 
+/**
+ * A conversation's workspace was landed into a branch of the user's repository (POST
+ * /api/workspaces/:id/land), appended to the conversation's last run like `finalize-end`.
+ */
+export interface WorkspaceLandedEvent {
+  type: 'workspace-landed'
+  workspaceId: string
+  into: string
+  strategy: 'merge' | 'squash' | 'rebase'
+  /** The branch's head before and after. */
+  previous: string
+  commit: string
+  files: number
+  removed: boolean
+}
+
 export type AgentEvent =
   | RunStartEvent
   | HandoffEvent
@@ -219,6 +235,7 @@ export type AgentEvent =
   | WorkspaceSetupStartEvent
   | WorkspaceSetupDeltaEvent
   | WorkspaceSetupEndEvent
+  | WorkspaceLandedEvent
 
 export type AgentEventType = AgentEvent['type']
 
@@ -239,6 +256,7 @@ export const AGENT_EVENT_TYPES = [
   'workspace-setup-start',
   'workspace-setup-delta',
   'workspace-setup-end',
+  'workspace-landed',
 ] as const satisfies readonly AgentEventType[]
 
 /** An event as stored and delivered: `seq` is dense per run, `ts` is ISO-8601 UTC. */

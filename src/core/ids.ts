@@ -18,6 +18,8 @@ export type IdPrefix =
   | 'lnk'
   | 'preq'
   | 'prj'
+  | 'rev'
+  | 'rvc'
 
 let lastTime = 0
 let lastRandom: Uint8Array = new Uint8Array(10)

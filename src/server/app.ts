@@ -21,6 +21,7 @@ import type { Store } from '../store/store.js'
 import type { RunFinalizer } from '../runs/finalize-run.js'
 import type { ModelProxy } from '../runs/model-proxy.js'
 import type { WorkspaceService } from '../workspaces/workspace-service.js'
+import type { ReviewService } from '../workspaces/review/review-service.js'
 import { type AppVariables, createAuthMiddleware } from './auth-middleware.js'
 import { type AuthRateLimiterOptions, createAuthRateLimiter } from './auth-rate-limiter.js'
 import { createHostGuard, type HttpPosture, LOOPBACK_POSTURE } from './http-posture.js'
@@ -43,6 +44,7 @@ import { registerSettingsRoutes } from './routes/settings-routes.js'
 import { registerTokenRoutes } from './routes/token-routes.js'
 import { registerUsageRoutes } from './routes/usage-routes.js'
 import { registerWorkspaceRoutes } from './routes/workspace-routes.js'
+import { registerReviewRoutes } from './routes/review-routes.js'
 import type { WorkspaceLifecycle } from '../workspaces/lifecycle/workspace-lifecycle.js'
 import { defaultWebRoot, registerWebApp } from './web-app.js'
 
@@ -53,6 +55,8 @@ export const API_BODY_LIMIT_BYTES = 1024 * 1024
 export interface RuntimeServices {
   bus: EventBus
   submitRun: (userId: string, request: SubmitRunRequest) => Promise<Run>
+  /** Review and land of workspaces (absent in apps built for narrower tests). */
+  review?: ReviewService
   scheduler: Pick<Scheduler, 'cancel' | 'kick'>
   actions: ActionsService
   runs: RunService
@@ -165,6 +169,7 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
     registerUsageRoutes(app, runDeps)
     registerNodeRoutes(app, { ...runDeps, info: deps.info })
     registerWorkspaceRoutes(app, runDeps)
+    registerReviewRoutes(app, runDeps)
     registerProjectRoutes(app, runDeps)
     registerEventRoutes(app, { store: deps.store, bus: deps.runtime.bus, log })
   }

@@ -13,6 +13,7 @@ import * as actionApplying from './migrations/0008-action-applying.js'
 import * as builtinSettings from './migrations/0009-builtin-settings.js'
 import * as projects from './migrations/0010-projects.js'
 import * as workspaceLifecycle from './migrations/0011-workspace-lifecycle.js'
+import * as reviewLand from './migrations/0012-review-land.js'
 import type { Database } from './schema.js'
 import { VERSION } from '../version.js'
 
@@ -28,6 +29,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0009-builtin-settings': builtinSettings,
   '0010-projects': projects,
   '0011-workspace-lifecycle': workspaceLifecycle,
+  '0012-review-land': reviewLand,
 }
 
 export async function migrateToLatest(db: Kysely<Database>, engine: 'sqlite' | 'postgres'): Promise<void> {

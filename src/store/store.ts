@@ -18,6 +18,7 @@ import {
 } from './repositories/credentials-repository.js'
 import { createProfilesRepository } from './repositories/profiles-repository.js'
 import { createProjectsRepository } from './repositories/projects-repository.js'
+import { createReviewCommentsRepository } from './repositories/review-comments-repository.js'
 import type { StoreNotifications } from './pg-notifications.js'
 import { createNodesRepository } from './repositories/nodes-repository.js'
 import {
@@ -45,6 +46,7 @@ function createUserScope(context: RepositoryContext, userId: string) {
     actions: createActionsRepository(context, userId),
     audit: createAuditRepository(context, userId),
     workspaces: createWorkspacesRepository(context, userId),
+    reviewComments: createReviewCommentsRepository(context, userId),
     proxyRequests: createProxyRequestsRepository(context, userId),
     usage: createUsageRepository(context, userId),
   }

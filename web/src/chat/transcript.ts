@@ -205,6 +205,7 @@ function foldEvent(run: RunTranscript, envelope: EventEnvelope): RunTranscript {
       return { ...next, items: foldItem(run.items, { type: 'raw', stream: envelope.stream, value }) }
     }
     case 'workspace-setup-end':
+    case 'workspace-landed':
       return next
     default: {
       // A sub-agent's events go under the call that started it; without that call, at the top.

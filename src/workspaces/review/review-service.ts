@@ -1,0 +1,603 @@
+// Review and land, the one service REST, MCP and the CLI all call: a workspace's change set against its
+// base, review comments sent to its conversation's agent as one message, landing it into a branch of the
+// user's repository, and a run that resolves a land's conflicts. Every call checks first that the
+// workspace is the caller's (another user's id is not found) and that its project is still granted to
+// them (project-service.ts); landing also needs a session or the `approve` scope. One land of a workspace
+// at a time: the claim is a conditional UPDATE in the store, so daemons sharing it agree.
+import { randomUUID } from 'node:crypto'
+import { lstat } from 'node:fs/promises'
+import path from 'node:path'
+import type { Conversation } from '../../core/api-types.js'
+import { AppError } from '../../core/errors.js'
+import type { AgentEvent } from '../../core/events.js'
+import { type Logger, silentLogger } from '../../core/logger.js'
+import type { ProjectService } from '../../projects/project-service.js'
+import { createWorkspaceGate } from '../../runs/workspace-gate.js'
+import type { ReviewComment } from '../../store/repositories/review-comments-repository.js'
+import type { Run } from '../../store/repositories/runs-repository.js'
+import type { Workspace } from '../../store/repositories/workspaces-repository.js'
+import type { Store } from '../../store/store.js'
+import { currentBranch, git, gitRoot } from '../git.js'
+import { BUSY_RUN_STATUSES, type WorkspaceService, type WorkspaceRemoval } from '../workspace-service.js'
+import { changeSet, type ChangeSet, fileAt, workingTree } from './change-set.js'
+import {
+  applyLand,
+  attemptLand,
+  checkouts,
+  commitWork,
+  dirtyFiles,
+  identityFor,
+  type LandStrategy,
+} from './land-git.js'
+import { conflictPrompt, reviewMessage, withAgentsTrailer } from './review-messages.js'
+import { resolveBranch } from './refs.js'
+
+/** A claim older than this belongs to a daemon that died mid-land and may be taken over. */
+const STALE_LAND_MS = 15 * 60_000
+const MAX_LINES_PER_COMMENT = 2000
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTERS = /[\x00-\x1f]/
+
+export interface ReviewCaller {
+  userId: string
+  /** For the audit log: `user:<id>`, `pat:<id>`. */
+  actor: string
+  /** A session, or a token with the `approve` scope: landing changes the user's repository. */
+  mayLand: boolean
+}
+
+export interface NewComment {
+  path: string
+  startLine: number
+  endLine: number
+  body: string
+}
+
+export interface LandRequest {
+  into?: string | undefined
+  strategy?: LandStrategy | undefined
+  message?: string | undefined
+  removeWorkspace?: boolean | undefined
+}
+
+export interface LandResult {
+  workspaceId: string
+  into: string
+  strategy: LandStrategy
+  previous: string
+  commit: string
+  /** The workspace's commit that was landed (its uncommitted work committed first). */
+  source: string
+  /** Where the branch moved: the user's checkout of it (fast-forwarded), or only the ref. */
+  updated: 'checkout' | 'ref'
+  checkout: string | null
+  files: number
+  removal: WorkspaceRemoval | null
+}
+
+export interface ReviewServiceOptions {
+  store: Store
+  workspaces: Pick<WorkspaceService, 'get' | 'remove'>
+  projects: Pick<ProjectService, 'forConversation' | 'forRun'>
+  submitRun: (userId: string, request: { prompt: string; conversationId: string }) => Promise<Run>
+  /** Adds events to an ended run (the run service's). */
+  appendEvents: (userId: string, runId: string, events: readonly AgentEvent[]) => Promise<void>
+  dataDir: string
+  nodeId: string
+  log?: Logger
+}
+
+interface Accessed {
+  workspace: Workspace
+  conversation: Conversation | undefined
+  /** The user's repository: the top of the checkout the project directory is in. */
+  repo: string
+}
+
+export function createReviewService(options: ReviewServiceOptions) {
+  const { store } = options
+  const log = options.log ?? silentLogger
+  const gate = createWorkspaceGate(store)
+
+  /** The caller's worktree workspace on this node, its conversation, and the user's repository. */
+  async function access(caller: ReviewCaller, id: string): Promise<Accessed> {
+    const scope = store.forUser(caller.userId)
+    const workspace = await options.workspaces.get(caller.userId, id)
+    const conversation = workspace.conversationId
+      ? await scope.conversations.get(workspace.conversationId)
+      : undefined
+    // Its project must still be the caller's: a revoked grant takes review and land with it.
+    if (conversation) await options.projects.forConversation(caller.userId, conversation)
+    else await options.projects.forRun(caller.userId, { cwd: workspace.projectPath })
+    if (workspace.status !== 'active')
+      throw new AppError('conflict', `workspace ${id} was removed`, { hint: 'see hangar workspaces list' })
+    if (workspace.kind !== 'worktree') {
+      throw new AppError(
+        'invalid_request',
+        `workspace ${id} is a ${workspace.kind.replace('_', ' ')}, not a git worktree`,
+        {
+          hint: 'only a worktree of a git project has a change set to review and land',
+        },
+      )
+    }
+    if (workspace.nodeId && workspace.nodeId !== options.nodeId) {
+      throw new AppError(
+        'conflict',
+        `workspace ${id} is on node ${workspace.nodeId}, and this is ${options.nodeId}`,
+        {
+          hint: `use the daemon of ${workspace.nodeId}`,
+        },
+      )
+    }
+    const projectThere = await lstat(workspace.projectPath).then(
+      () => true,
+      () => false,
+    )
+    const repo = projectThere ? await gitRoot(workspace.projectPath) : undefined
+    if (!repo) {
+      throw new AppError(
+        'conflict',
+        `the project directory ${workspace.projectPath} is gone (or no longer a git repository)`,
+        {
+          hint: 'restore it, or remove the workspace with hangar workspaces remove',
+        },
+      )
+    }
+    if (
+      !(await lstat(workspace.path).then(
+        () => true,
+        () => false,
+      ))
+    ) {
+      throw new AppError('conflict', `the files of workspace ${id} (${workspace.path}) are gone`, {
+        hint: `remove it with hangar workspaces remove ${id}`,
+      })
+    }
+    return { workspace, conversation, repo }
+  }
+
+  async function baseOf(
+    accessed: Accessed,
+    base: string | undefined,
+  ): Promise<{ base: string; branch: string | null }> {
+    const { workspace, repo } = accessed
+    if (base) {
+      const head = await resolveBranch(repo, base, 'base')
+      const { stdout } = await git(['merge-base', head, 'HEAD'], { cwd: workspace.path })
+      return { base: stdout.trim(), branch: base }
+    }
+    if (workspace.baseRef) return { base: workspace.baseRef, branch: null }
+    throw new AppError('invalid_request', `workspace ${workspace.id} has no recorded base commit`, {
+      hint: 'name a branch to compare with: ?base=BRANCH (--base BRANCH)',
+    })
+  }
+
+  /** Refuses while a run uses the workspace or its changes are not back from an SSH target. */
+  async function assertSettled(caller: ReviewCaller, accessed: Accessed): Promise<void> {
+    const { workspace } = accessed
+    const scope = store.forUser(caller.userId)
+    if (workspace.conversationId) {
+      const runs = await scope.runs.list({ conversationId: workspace.conversationId, limit: 200 })
+      const busy = runs.find((run) => (BUSY_RUN_STATUSES as readonly string[]).includes(run.status))
+      if (busy) {
+        throw new AppError(
+          'conflict',
+          `workspace ${workspace.id} is in use by run ${busy.id} (${busy.status})`,
+          {
+            hint: `wait for it to end or cancel it with hangar runs cancel ${busy.id}, then land again`,
+          },
+        )
+      }
+      const unsynced = runs.find(
+        (run) => run.workspaceFinalize === 'failed' || run.workspaceFinalize === 'pending',
+      )
+      if (unsynced) {
+        throw new AppError(
+          'conflict',
+          `run ${unsynced.id} did not bring its changes back from its SSH target (finalize ${unsynced.workspaceFinalize}${unsynced.finalizeReason ? `: ${unsynced.finalizeReason}` : ''}); landing now would lose them`,
+          { hint: `bring them back with hangar runs finalize ${unsynced.id}, then land again` },
+        )
+      }
+    }
+    await gate.assertOpen(caller.userId, workspace.path)
+    for (const marker of ['MERGE_HEAD', 'rebase-merge', 'rebase-apply', 'CHERRY_PICK_HEAD']) {
+      const where = (await git(['rev-parse', '--git-path', marker], { cwd: workspace.path })).stdout.trim()
+      if (
+        await lstat(path.resolve(workspace.path, where)).then(
+          () => true,
+          () => false,
+        )
+      ) {
+        throw new AppError('conflict', `workspace ${workspace.id} is in the middle of a merge or rebase`, {
+          hint: `finish it (or git -C ${workspace.path} merge --abort), then land again`,
+        })
+      }
+    }
+  }
+
+  async function targetOf(
+    accessed: Accessed,
+    into: string | undefined,
+  ): Promise<{ into: string; head: string }> {
+    const name = into ?? accessed.workspace.baseBranch ?? (await currentBranch(accessed.repo))
+    if (!name) {
+      throw new AppError('invalid_request', `workspace ${accessed.workspace.id} was not made from a branch`, {
+        hint: 'name the branch to land into: into (--into BRANCH)',
+        details: { field: 'into' },
+      })
+    }
+    const head = await resolveBranch(accessed.repo, name, 'into')
+    if (name === accessed.workspace.branch) {
+      throw new AppError('invalid_request', `into: ${name} is the workspace's own branch`, {
+        hint: 'name the branch to land into',
+        details: { field: 'into' },
+      })
+    }
+    return { into: name, head }
+  }
+
+  async function agentsOf(caller: ReviewCaller, workspace: Workspace): Promise<string[]> {
+    if (!workspace.conversationId) return []
+    const runs = await store
+      .forUser(caller.userId)
+      .runs.list({ conversationId: workspace.conversationId, limit: 500 })
+    return [...new Set(runs.reverse().map((run) => run.agent))]
+  }
+
+  async function land(caller: ReviewCaller, id: string, request: LandRequest): Promise<LandResult> {
+    const accessed = await access(caller, id)
+    if (!caller.mayLand) {
+      throw new AppError('forbidden', 'landing needs the approve scope', {
+        hint: 'use a token made with --scope approve, or the web UI / CLI',
+      })
+    }
+    const { workspace, repo } = accessed
+    const strategy = request.strategy ?? 'merge'
+    const target = await targetOf(accessed, request.into)
+    const scope = store.forUser(caller.userId)
+    const token = randomUUID()
+    if (!(await scope.workspaces.claimLanding(workspace.id, token, STALE_LAND_MS))) {
+      throw new AppError('conflict', `workspace ${workspace.id} is being landed already`, {
+        hint: 'wait for that land to finish, then look at the target branch',
+      })
+    }
+    const audit = (action: string, details: Record<string, unknown>) =>
+      scope.audit.append({
+        actor: caller.actor,
+        action,
+        targetType: 'workspace',
+        targetId: workspace.id,
+        details,
+      })
+    try {
+      await assertSettled(caller, accessed)
+      const holder = (await checkouts(repo)).find((checkout) => checkout.branch === target.into)
+      if (holder) {
+        const dirty = await dirtyFiles(holder.path)
+        if (dirty.length) {
+          throw new AppError(
+            'conflict',
+            `the checkout of ${target.into} at ${holder.path} has uncommitted changes (${dirty.length} file(s): ${dirty.slice(0, 5).join(', ')})`,
+            {
+              hint: 'commit or stash them, then land again',
+              details: { into: target.into, dirty },
+            },
+          )
+        }
+      }
+      const user = await store.users.findById(caller.userId)
+      const identity = await identityFor(repo, user?.name ?? caller.userId)
+      const agents = await agentsOf(caller, workspace)
+      const title = accessed.conversation?.title ?? workspace.branch ?? workspace.id
+      const source = await commitWork(
+        workspace.path,
+        withAgentsTrailer(request.message ?? `Work of ${title}`, agents),
+        identity,
+      )
+      const message = withAgentsTrailer(
+        request.message ??
+          (strategy === 'squash' ? title : `Land ${workspace.branch ?? workspace.id}: ${title}`),
+        agents,
+      )
+      const attempt = await attemptLand({
+        repo,
+        tmpRoot: path.join(options.dataDir, 'land'),
+        source,
+        targetHead: target.head,
+        strategy,
+        message,
+        identity,
+      })
+      if (!attempt.ok) {
+        throw new AppError(
+          'conflict',
+          `landing workspace ${workspace.id} into ${target.into} conflicts in ${attempt.conflicts.length} file(s): ${attempt.conflicts.join(', ') || attempt.reason}; nothing was changed`,
+          {
+            hint: `let the agent resolve it: POST /api/workspaces/${workspace.id}/resolve-conflicts (hangar workspaces resolve ${workspace.id})`,
+            details: {
+              into: target.into,
+              conflicts: attempt.conflicts,
+              resolve: `/api/workspaces/${workspace.id}/resolve-conflicts`,
+            },
+          },
+        )
+      }
+      if (attempt.result === target.head) {
+        throw new AppError(
+          'conflict',
+          `${target.into} has every change of workspace ${workspace.id} already; nothing to land`,
+          {
+            hint: 'let the agent make more changes first',
+          },
+        )
+      }
+      await applyLand({
+        repo,
+        into: target.into,
+        targetHead: target.head,
+        result: attempt.result,
+        checkout: holder?.path,
+        reflog: `hangar: land workspace ${workspace.id} (${strategy})`,
+      })
+      const { stdout } = await git(['diff-tree', '-r', '--name-only', '-z', target.head, attempt.result], {
+        cwd: repo,
+      })
+      const files = stdout.split('\0').filter(Boolean).length
+      await audit('workspace.land', {
+        into: target.into,
+        strategy,
+        previous: target.head,
+        commit: attempt.result,
+        source,
+        files,
+        repo,
+      })
+      let removal: WorkspaceRemoval | null = null
+      if (request.removeWorkspace) {
+        // The claim goes first: removing checks the workspace is idle, and nothing else holds it now.
+        await scope.workspaces.releaseLanding(workspace.id, token)
+        removal = await options.workspaces.remove(caller.userId, workspace.id)
+      }
+      await announce(caller, workspace, {
+        type: 'workspace-landed',
+        workspaceId: workspace.id,
+        into: target.into,
+        strategy,
+        previous: target.head,
+        commit: attempt.result,
+        files,
+        removed: removal !== null,
+      })
+      return {
+        workspaceId: workspace.id,
+        into: target.into,
+        strategy,
+        previous: target.head,
+        commit: attempt.result,
+        source,
+        updated: holder ? 'checkout' : 'ref',
+        checkout: holder?.path ?? null,
+        files,
+        removal,
+      }
+    } catch (error) {
+      await audit('workspace.land_refused', {
+        into: target.into,
+        strategy,
+        reason: error instanceof Error ? error.message : String(error),
+      }).catch(() => undefined)
+      throw error
+    } finally {
+      await scope.workspaces.releaseLanding(workspace.id, token).catch(() => undefined)
+    }
+  }
+
+  /** `workspace-landed` on the conversation's streams: appended to its last run, like `finalize-end`. */
+  async function announce(caller: ReviewCaller, workspace: Workspace, event: AgentEvent): Promise<void> {
+    if (!workspace.conversationId) return
+    const [last] = await store
+      .forUser(caller.userId)
+      .runs.list({ conversationId: workspace.conversationId, limit: 1 })
+    if (!last) return
+    await options
+      .appendEvents(caller.userId, last.id, [event])
+      .catch((error: unknown) =>
+        log.warn('cannot record workspace-landed', { workspaceId: workspace.id, error: String(error) }),
+      )
+  }
+
+  function needConversation(accessed: Accessed): Conversation {
+    if (!accessed.conversation) {
+      throw new AppError('invalid_request', `workspace ${accessed.workspace.id} belongs to no conversation`, {
+        hint: "only a conversation's workspace has an agent to send this to",
+      })
+    }
+    return accessed.conversation
+  }
+
+  function checkComment(comment: NewComment, index: number): void {
+    const field = `comments[${index}]`
+    const bad = (what: string) => new AppError('invalid_request', `${field}: ${what}`, { details: { field } })
+    const parts = comment.path.split('/')
+    if (
+      !comment.path ||
+      comment.path.startsWith('/') ||
+      CONTROL_CHARACTERS.test(comment.path) ||
+      parts.some((part) => part === '..' || part === '.' || part === '')
+    )
+      throw bad(
+        `path ${JSON.stringify(comment.path.slice(0, 200))} is not a file path relative to the workspace`,
+      )
+    if (comment.endLine < comment.startLine) throw bad('endLine is before startLine')
+    if (comment.endLine - comment.startLine >= MAX_LINES_PER_COMMENT)
+      throw bad(`a comment covers at most ${MAX_LINES_PER_COMMENT} lines`)
+  }
+
+  return {
+    access,
+
+    /** The change set against the workspace's base commit, or against `base` (a branch: their merge-base). */
+    async diff(
+      caller: ReviewCaller,
+      id: string,
+      request: { base?: string | undefined; stat?: boolean } = {},
+    ): Promise<ChangeSet & { workspaceId: string; branch: string | null }> {
+      const accessed = await access(caller, id)
+      const base = await baseOf(accessed, request.base)
+      const set = await changeSet(accessed.workspace.path, base.base, {
+        stat: request.stat ?? false,
+        baseBranch: base.branch,
+      })
+      return { workspaceId: id, branch: accessed.workspace.branch, ...set }
+    },
+
+    /** Stores the comments with the lines they quote and sends them to the agent as one message. */
+    async review(
+      caller: ReviewCaller,
+      id: string,
+      comments: readonly NewComment[],
+    ): Promise<{ run: Run; comments: ReviewComment[] }> {
+      const accessed = await access(caller, id)
+      const conversation = needConversation(accessed)
+      comments.forEach(checkComment)
+      const { workspace } = accessed
+      const tree = await workingTree(workspace.path)
+      const head = (
+        await git(['rev-parse', '--verify', 'HEAD^{commit}'], { cwd: workspace.path })
+      ).stdout.trim()
+      const quoted = await Promise.all(
+        comments.map(async (comment, index) => {
+          const file = await fileAt(workspace.path, tree, comment.path)
+          if (!file) {
+            throw new AppError(
+              'invalid_request',
+              `comments[${index}]: there is no file ${comment.path} in workspace ${id}`,
+              {
+                details: { field: `comments[${index}].path` },
+              },
+            )
+          }
+          if (comment.endLine > file.lines.length) {
+            throw new AppError(
+              'invalid_request',
+              `comments[${index}]: ${comment.path} has ${file.lines.length} line(s), not ${comment.endLine}`,
+              {
+                details: { field: `comments[${index}].endLine` },
+              },
+            )
+          }
+          return {
+            ...comment,
+            quoted: file.lines.slice(comment.startLine - 1, comment.endLine).join('\n'),
+            commit: head,
+            blob: file.blob,
+          }
+        }),
+      )
+      // The run first: a refused message (a run in progress) stores no comment.
+      const run = await options.submitRun(caller.userId, {
+        prompt: reviewMessage(quoted),
+        conversationId: conversation.id,
+      })
+      const scope = store.forUser(caller.userId)
+      const stored = await scope.reviewComments.add(workspace.id, quoted)
+      if (stored[0]) await scope.reviewComments.markSent(stored[0].reviewId, run.id)
+      return { run, comments: stored.map((comment) => ({ ...comment, runId: run.id })) }
+    },
+
+    /** The workspace's comments, each `outdated` when the lines under it changed since. */
+    async comments(caller: ReviewCaller, id: string): Promise<(ReviewComment & { outdated: boolean })[]> {
+      const { workspace } = await access(caller, id)
+      const comments = await store.forUser(caller.userId).reviewComments.list(workspace.id)
+      if (!comments.length) return []
+      const tree = await workingTree(workspace.path)
+      const files = new Map<string, Awaited<ReturnType<typeof fileAt>>>()
+      const result: (ReviewComment & { outdated: boolean })[] = []
+      for (const comment of comments) {
+        if (!files.has(comment.path))
+          files.set(comment.path, await fileAt(workspace.path, tree, comment.path))
+        const file = files.get(comment.path)
+        const outdated =
+          !file ||
+          (file.blob !== comment.blob &&
+            file.lines.slice(comment.startLine - 1, comment.endLine).join('\n') !== comment.quoted)
+        result.push({ ...comment, outdated })
+      }
+      return result
+    },
+
+    land,
+
+    /**
+     * A run in the conversation that merges the target into the workspace and resolves what conflicts,
+     * when landing would conflict (tried in a temporary worktree, with the uncommitted work included).
+     */
+    async resolveConflicts(
+      caller: ReviewCaller,
+      id: string,
+      request: { into?: string | undefined; strategy?: LandStrategy | undefined } = {},
+    ): Promise<{ run: Run; into: string; conflicts: string[] }> {
+      const accessed = await access(caller, id)
+      const conversation = needConversation(accessed)
+      const { workspace, repo } = accessed
+      const target = await targetOf(accessed, request.into)
+      const user = await store.users.findById(caller.userId)
+      const identity = await identityFor(repo, user?.name ?? caller.userId)
+      // The work as it is, as a commit nothing points at: the workspace itself is not changed here.
+      const tree = await workingTree(workspace.path)
+      const source = (
+        await git(['commit-tree', tree, '-p', 'HEAD', '-m', 'hangar: work in progress'], {
+          cwd: workspace.path,
+          env: {
+            GIT_AUTHOR_NAME: identity.name,
+            GIT_AUTHOR_EMAIL: identity.email,
+            GIT_COMMITTER_NAME: identity.name,
+            GIT_COMMITTER_EMAIL: identity.email,
+          },
+        })
+      ).stdout.trim()
+      const attempt = await attemptLand({
+        repo,
+        tmpRoot: path.join(options.dataDir, 'land'),
+        source,
+        targetHead: target.head,
+        strategy: request.strategy ?? 'merge',
+        message: 'hangar: conflict check',
+        identity,
+      })
+      if (attempt.ok) {
+        throw new AppError('conflict', `workspace ${id} lands into ${target.into} without conflicts`, {
+          hint: `land it: hangar workspaces land ${id}`,
+        })
+      }
+      const mergeBase = (
+        await git(['merge-base', target.head, source], { cwd: workspace.path })
+      ).stdout.trim()
+      const { stdout } = await git(
+        ['log', '-z', '--max-count=50', '--format=%H%x1f%s', `${mergeBase}..${target.head}`],
+        { cwd: workspace.path },
+      )
+      const targetCommits = stdout
+        .split('\0')
+        .filter(Boolean)
+        .map((line) => {
+          const [sha, subject] = line.replace(/^\n/, '').split('\x1f')
+          return { sha: sha!, subject: subject ?? '' }
+        })
+      const run = await options.submitRun(caller.userId, {
+        prompt: conflictPrompt({ into: target.into, conflicts: attempt.conflicts, targetCommits }),
+        conversationId: conversation.id,
+      })
+      await store.forUser(caller.userId).audit.append({
+        actor: caller.actor,
+        action: 'workspace.resolve_conflicts',
+        targetType: 'workspace',
+        targetId: workspace.id,
+        details: { into: target.into, conflicts: attempt.conflicts, runId: run.id },
+      })
+      return { run, into: target.into, conflicts: attempt.conflicts }
+    },
+  }
+}
+
+export type ReviewService = ReturnType<typeof createReviewService>
