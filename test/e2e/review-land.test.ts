@@ -170,6 +170,15 @@ describe.each(STORE_ENGINES)('review and land ($name)', (engine) => {
   )
 
   it('lands into a branch that is not checked out by moving only its ref, and can remove the workspace', async () => {
+    const runs = daemon.runtime.store.forUser(caller.userId).runs
+    const earlier = await runs.create({
+      agent: 'codex',
+      adapter: 'codex',
+      prompt: 'earlier turn',
+      cwd: workspace.cwd,
+      conversationId,
+      status: 'succeeded',
+    })
     const before = await snapshot(repo)
     const tree = workspaceTree()
     const result = await review().land(caller, workspace.id, { into: 'feature', removeWorkspace: true })
@@ -179,6 +188,17 @@ describe.each(STORE_ENGINES)('review and land ($name)', (engine) => {
     expect({ ...after, refs: '' }).toEqual({ ...before, refs: '' })
     expect(result.removal?.branch).toMatchObject({ name: `hangar/${conversationId}`, deleted: true })
     expect(gitIn(repo, 'branch', '--list', `hangar/${conversationId}`)).toBe('')
+    // The agents that ran are named in the commit of the uncommitted work; the event is on the stream.
+    expect(gitIn(repo, 'log', '-1', '--format=%B', result.source)).toContain('Agents: codex')
+    const events = await runs.listEvents(earlier.id, { afterSeq: 0, limit: 10 })
+    expect(events).toEqual([
+      expect.objectContaining({
+        type: 'workspace-landed',
+        into: 'feature',
+        commit: result.commit,
+        removed: true,
+      }),
+    ])
   })
 
   it('refuses a conflict, leaving the repository byte for byte, and offers a run that resolves it', async () => {
