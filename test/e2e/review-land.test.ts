@@ -205,6 +205,10 @@ describe.each(STORE_ENGINES)('review and land ($name)', (engine) => {
     await writeFile(path.join(repo, 'a.txt'), lines('a', 10).replace('a 2\n', 'a deux\n'))
     gitIn(repo, 'commit', '-q', '-am', 'main: line two in French')
     const before = await snapshot(repo)
+    const workspaceBefore = {
+      head: gitIn(workspace.path, 'rev-parse', 'HEAD'),
+      status: gitIn(workspace.path, 'status', '--porcelain'),
+    }
     for (const strategy of ['merge', 'squash', 'rebase'] as const) {
       const error = await refusal(review().land(caller, workspace.id, { strategy }))
       expect(error.code).toBe('conflict')
@@ -213,6 +217,11 @@ describe.each(STORE_ENGINES)('review and land ($name)', (engine) => {
       expect(await snapshot(repo)).toEqual(before)
     }
     expect(gitIn(repo, 'worktree', 'list').split('\n')).toHaveLength(2)
+    // Nor is the workspace changed: its work is not committed by a refused land.
+    expect({
+      head: gitIn(workspace.path, 'rev-parse', 'HEAD'),
+      status: gitIn(workspace.path, 'status', '--porcelain'),
+    }).toEqual(workspaceBefore)
     const resolved = await review().resolveConflicts(caller, workspace.id)
     expect(resolved.conflicts).toEqual(['a.txt'])
     expect(resolved.run.prompt).toContain('- a.txt')

@@ -7,6 +7,7 @@ import { mkdir, realpath, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { AppError } from '../../core/errors.js'
 import { git, GitError } from '../git.js'
+import { workingTree } from './change-set.js'
 
 export type LandStrategy = 'merge' | 'squash' | 'rebase'
 
@@ -42,16 +43,32 @@ export async function identityFor(repo: string, fallbackName: string): Promise<I
   }
 }
 
-/** Commits everything not committed yet in `worktree` (none: HEAD as it is). Returns HEAD. */
-export async function commitWork(worktree: string, message: string, identity: Identity): Promise<string> {
-  const env = identityEnv(identity)
+/**
+ * The workspace's work as a commit: HEAD when nothing is uncommitted, else a new commit of the working
+ * state on top of HEAD that no ref points at yet (see adoptWork) — a refused land leaves the workspace
+ * exactly as it was.
+ */
+export async function snapshotWork(
+  worktree: string,
+  message: string,
+  identity: Identity,
+): Promise<{ head: string; source: string }> {
+  const head = (await git(['rev-parse', '--verify', 'HEAD^{commit}'], { cwd: worktree })).stdout.trim()
+  const tree = await workingTree(worktree)
+  const headTree = (await git(['rev-parse', '--verify', `${head}^{tree}`], { cwd: worktree })).stdout.trim()
+  if (tree === headTree) return { head, source: head }
+  const { stdout } = await git(['commit-tree', tree, '-p', head, '-m', message], {
+    cwd: worktree,
+    env: identityEnv(identity),
+  })
+  return { head, source: stdout.trim() }
+}
+
+/** After a land: the workspace's branch takes the commit of its work, and its index matches it. */
+export async function adoptWork(worktree: string, snapshot: { head: string; source: string }): Promise<void> {
+  if (snapshot.source === snapshot.head) return
+  await git(['reset', '--quiet', '--soft', snapshot.source], { cwd: worktree })
   await git(['add', '-A', '--', '.'], { cwd: worktree })
-  const staged = await git(['diff', '--cached', '--quiet'], { cwd: worktree }).then(
-    () => false,
-    () => true,
-  )
-  if (staged) await git([...SAFE, 'commit', '--quiet', '--no-verify', '-m', message], { cwd: worktree, env })
-  return (await git(['rev-parse', '--verify', 'HEAD^{commit}'], { cwd: worktree })).stdout.trim()
 }
 
 export interface Checkout {

@@ -24,10 +24,11 @@ import {
   applyLand,
   attemptLand,
   checkouts,
-  commitWork,
+  adoptWork,
   dirtyFiles,
   identityFor,
   type LandStrategy,
+  snapshotWork,
 } from './land-git.js'
 import { conflictPrompt, reviewMessage, withAgentsTrailer } from './review-messages.js'
 import { resolveBranch } from './refs.js'
@@ -289,11 +290,12 @@ export function createReviewService(options: ReviewServiceOptions) {
       const identity = await identityFor(repo, user?.name ?? caller.userId)
       const agents = await agentsOf(caller, workspace)
       const title = accessed.conversation?.title ?? workspace.branch ?? workspace.id
-      const source = await commitWork(
+      const work = await snapshotWork(
         workspace.path,
         withAgentsTrailer(request.message ?? `Work of ${title}`, agents),
         identity,
       )
+      const source = work.source
       const message = withAgentsTrailer(
         request.message ??
           (strategy === 'squash' ? title : `Land ${workspace.branch ?? workspace.id}: ${title}`),
@@ -339,6 +341,7 @@ export function createReviewService(options: ReviewServiceOptions) {
         checkout: holder?.path,
         reflog: `hangar: land workspace ${workspace.id} (${strategy})`,
       })
+      await adoptWork(workspace.path, work)
       const { stdout } = await git(['diff-tree', '-r', '--name-only', '-z', target.head, attempt.result], {
         cwd: repo,
       })
@@ -544,18 +547,7 @@ export function createReviewService(options: ReviewServiceOptions) {
       const user = await store.users.findById(caller.userId)
       const identity = await identityFor(repo, user?.name ?? caller.userId)
       // The work as it is, as a commit nothing points at: the workspace itself is not changed here.
-      const tree = await workingTree(workspace.path)
-      const source = (
-        await git(['commit-tree', tree, '-p', 'HEAD', '-m', 'hangar: work in progress'], {
-          cwd: workspace.path,
-          env: {
-            GIT_AUTHOR_NAME: identity.name,
-            GIT_AUTHOR_EMAIL: identity.email,
-            GIT_COMMITTER_NAME: identity.name,
-            GIT_COMMITTER_EMAIL: identity.email,
-          },
-        })
-      ).stdout.trim()
+      const { source } = await snapshotWork(workspace.path, 'hangar: work in progress', identity)
       const attempt = await attemptLand({
         repo,
         tmpRoot: path.join(options.dataDir, 'land'),
