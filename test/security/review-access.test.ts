@@ -129,6 +129,13 @@ describe.each(STORE_ENGINES)('review and land access ($name)', { timeout: 120_00
     )
     expect([refused.status, refused.json.error.code]).toEqual([403, 'forbidden'])
     expect(refused.json.error.message).toContain('approve scope')
+    const both = await daemon.api<ErrorJson>(
+      'POST',
+      `/api/workspaces/${mallorysWorkspace}/land`,
+      { squash: true, rebase: true },
+      approveToken,
+    )
+    expect([both.status, both.json.error.code]).toEqual([400, 'invalid_request'])
     const plain = await mcpFor(apiToken)
     const names = (await plain.listTools()).tools.map((tool) => tool.name)
     expect(names).toContain('diff_workspace')

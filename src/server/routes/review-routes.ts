@@ -3,6 +3,7 @@
 // file reads requests and says who is asking (landing needs a session or the `approve` scope).
 import type { Hono } from 'hono'
 import { z } from 'zod'
+import { AppError } from '../../core/errors.js'
 import type { Principal } from '../../store/auth-service.js'
 import { actorOf } from '../../store/auth-service.js'
 import type { ReviewCaller } from '../../workspaces/review/review-service.js'
@@ -49,6 +50,11 @@ export function reviewCallerOf(principal: Principal): ReviewCaller {
 
 /** `strategy`, or the `squash`/`rebase` flags the contract names. */
 export function strategyOf(body: z.output<typeof landSchema>): 'merge' | 'squash' | 'rebase' | undefined {
+  const flags = [body.squash && 'squash', body.rebase && 'rebase'].filter(Boolean)
+  if (flags.length > 1 || (flags.length && body.strategy && body.strategy !== flags[0]))
+    throw new AppError('invalid_request', 'give one strategy: merge, squash or rebase', {
+      details: { field: 'strategy' },
+    })
   return body.strategy ?? (body.squash ? 'squash' : body.rebase ? 'rebase' : undefined)
 }
 
