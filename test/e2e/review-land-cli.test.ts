@@ -140,6 +140,35 @@ describe('review and land through the daemon and the CLI', { timeout: 180_000 },
     expect({ ...after, refs: '' }).toEqual({ ...before, refs: '' })
   })
 
+  it('runs `hangar run --from BRANCH` in a worktree that starts at that branch, and refuses a missing one', async () => {
+    const missing = await hangar([
+      'run',
+      '--agent',
+      'cursor-agent',
+      '--from',
+      'nope',
+      'Please create a file. FILE=x.txt',
+    ])
+    expect(missing.code).toBe(1)
+    expect(missing.stderr, missing.stderr).toMatch(
+      /^hangar: error: --from: there is no branch, tag or commit nope/m,
+    )
+    const ran = await hangar([
+      'run',
+      '--agent',
+      'cursor-agent',
+      '--from',
+      'feature',
+      'Please create a file. FILE=x.txt',
+    ])
+    expect(ran.code, ran.stderr).toBe(0)
+    const where = /Working in a worktree at (\S+)/.exec(ran.stderr)?.[1]
+    expect(where).toBeTruthy()
+    expect(await readFile(path.join(where!, 'feature.txt'), 'utf8')).toBe('only on feature\n')
+    expect(await readFile(path.join(where!, 'x.txt'), 'utf8')).toBe('hello from mock\n')
+    expect(gitIn(project, 'status', '--porcelain')).toBe('')
+  })
+
   it('refuses a conflict and a dirty checkout with a clear error, leaving the repository as it was', async () => {
     const workspace = await conversationWithWork({}, 'b.txt')
     await writeFile(path.join(workspace.path, 'README.md'), '# from the agent\n')

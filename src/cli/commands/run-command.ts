@@ -201,7 +201,7 @@ async function workspaceFor(
 ): Promise<string> {
   if (!options.isolate && !options.from) return previousCwd ?? cwd
   // --from: a worktree of that branch, tag or commit (checked to exist first).
-  if (options.from) await checkStartPoint(cwd, options.from)
+  if (options.from) await checkStartPoint(cwd, options.from, '--from')
   const workspace = await runtime.workspaces.isolated(runtime.owner.id, cwd, {
     ...(options.from && { baseRef: options.from }),
   })

@@ -73,17 +73,17 @@ export async function resolveStartPoint(repo: string, ref: string, field: string
 }
 
 /** `baseRef` of a new conversation of the project in `dir`: a branch, tag or commit it has. */
-export async function checkStartPoint(dir: string, ref: string): Promise<string> {
+export async function checkStartPoint(dir: string, ref: string, field = 'baseRef'): Promise<string> {
   const repo = await gitRoot(dir)
   if (!repo) {
     throw new AppError(
       'invalid_request',
-      `baseRef: ${dir} is not a git repository, so it has no ref to start from`,
+      `${field}: ${dir} is not a git repository, so it has no ref to start from`,
       {
-        hint: 'leave baseRef out',
-        details: { field: 'baseRef' },
+        hint: `leave ${field} out`,
+        details: { field },
       },
     )
   }
-  return resolveStartPoint(repo, ref, 'baseRef')
+  return resolveStartPoint(repo, ref, field)
 }
