@@ -52,6 +52,7 @@ import { createWorkspaceService, type WorkspaceService } from './workspaces/work
 import { type AllowedRoots, loadAllowedRoots } from './workspaces/allowed-roots.js'
 import { createWorkspacePolicy, type WorkspacePolicy } from './runs/workspace-policy.js'
 import { createProjectService, type ProjectService } from './projects/project-service.js'
+import { createReviewService, type ReviewService } from './workspaces/review/review-service.js'
 import { setupEnvironment } from './runs/workspace-setup.js'
 import { type AttemptsService, createAttemptsService } from './runs/attempts-service.js'
 import {
@@ -142,6 +143,8 @@ export interface Runtime {
   submitRun(userId: string, request: SubmitRunRequest): Promise<Run>
   /** Compare attempts: one prompt with several agents, side by side, one picked. */
   readonly attempts: AttemptsService
+  /** Review and land of conversations' workspaces (REST, MCP and the CLI all go through it). */
+  readonly review: ReviewService
   /** Installed CLIs, versions and auth states (cached in the data dir for 24 h unless `refresh`). */
   detectAgents(options?: {
     refresh?: boolean
@@ -550,6 +553,16 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       clock,
       log: triggerLog,
     })
+    const review = createReviewService({
+      store,
+      workspaces,
+      projects,
+      submitRun,
+      appendEvents: (userId, runId, events) => runs.appendEvents(userId, runId, events),
+      dataDir: options.dataDir,
+      nodeId: info.nodeId,
+      log: log.child({ component: 'review' }),
+    })
 
     return {
       store,
@@ -586,6 +599,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       notifications,
       submitRun,
       attempts,
+      review,
       detectAgents,
       builtinReadiness: builtinReadinessFor,
       modelProxy,
@@ -611,6 +625,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             bus,
             submitRun,
             attempts,
+            review,
             scheduler,
             actions,
             runs,

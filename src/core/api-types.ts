@@ -91,6 +91,8 @@ export interface Conversation {
   /** The project it works on; null: made before projects existed. May name a removed project. */
   projectId: string | null
   workspaceId: string | null
+  /** The branch or commit its workspace starts from (`baseRef` on create); null: the project's HEAD. */
+  baseRef?: string | null
   status: ConversationStatus
   createdAt: string
   updatedAt: string

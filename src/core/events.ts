@@ -220,6 +220,22 @@ export interface AttemptFinishedEvent {
   checkExitCode: number | null
 }
 
+/**
+ * A conversation's workspace was landed into a branch of the user's repository (POST
+ * /api/workspaces/:id/land), appended to the conversation's last run like `finalize-end`.
+ */
+export interface WorkspaceLandedEvent {
+  type: 'workspace-landed'
+  workspaceId: string
+  into: string
+  strategy: 'merge' | 'squash' | 'rebase'
+  /** The branch's head before and after. */
+  previous: string
+  commit: string
+  files: number
+  removed: boolean
+}
+
 export type AgentEvent =
   | RunStartEvent
   | HandoffEvent
@@ -238,6 +254,7 @@ export type AgentEvent =
   | WorkspaceSetupDeltaEvent
   | WorkspaceSetupEndEvent
   | AttemptFinishedEvent
+  | WorkspaceLandedEvent
 
 export type AgentEventType = AgentEvent['type']
 
@@ -259,6 +276,7 @@ export const AGENT_EVENT_TYPES = [
   'workspace-setup-delta',
   'workspace-setup-end',
   'attempt-finished',
+  'workspace-landed',
 ] as const satisfies readonly AgentEventType[]
 
 /** An event as stored and delivered: `seq` is dense per run, `ts` is ISO-8601 UTC. */

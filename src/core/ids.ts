@@ -23,6 +23,8 @@ export type IdPrefix =
   | 'tfr'
   | 'nch'
   | 'ndl'
+  | 'rev'
+  | 'rvc'
 
 let lastTime = 0
 let lastRandom: Uint8Array = new Uint8Array(10)

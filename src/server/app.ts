@@ -22,6 +22,7 @@ import type { Store } from '../store/store.js'
 import type { RunFinalizer } from '../runs/finalize-run.js'
 import type { ModelProxy } from '../runs/model-proxy.js'
 import type { WorkspaceService } from '../workspaces/workspace-service.js'
+import type { ReviewService } from '../workspaces/review/review-service.js'
 import { type AppVariables, createAuthMiddleware } from './auth-middleware.js'
 import { type AuthRateLimiterOptions, createAuthRateLimiter } from './auth-rate-limiter.js'
 import { createHostGuard, type HttpPosture, LOOPBACK_POSTURE } from './http-posture.js'
@@ -49,6 +50,7 @@ import { registerTokenRoutes } from './routes/token-routes.js'
 import { registerAttemptRoutes } from './routes/attempt-routes.js'
 import { registerUsageRoutes } from './routes/usage-routes.js'
 import { registerWorkspaceRoutes } from './routes/workspace-routes.js'
+import { registerReviewRoutes } from './routes/review-routes.js'
 import type { WorkspaceLifecycle } from '../workspaces/lifecycle/workspace-lifecycle.js'
 import { defaultWebRoot, registerWebApp } from './web-app.js'
 
@@ -61,6 +63,8 @@ export interface RuntimeServices {
   submitRun: (userId: string, request: SubmitRunRequest) => Promise<Run>
   /** Compare attempts (POST /api/attempts, MCP start_attempts). */
   attempts: AttemptsService
+  /** Review and land of workspaces (absent in apps built for narrower tests). */
+  review?: ReviewService
   scheduler: Pick<Scheduler, 'cancel' | 'kick'>
   actions: ActionsService
   runs: RunService
@@ -180,6 +184,7 @@ export function createServerApp(deps: ServerDeps): Hono<{ Variables: AppVariable
     registerUsageRoutes(app, runDeps)
     registerNodeRoutes(app, { ...runDeps, info: deps.info })
     registerWorkspaceRoutes(app, runDeps)
+    registerReviewRoutes(app, runDeps)
     registerProjectRoutes(app, runDeps)
     registerAttemptRoutes(app, runDeps)
     registerTriggerRoutes(app, runDeps)

@@ -13,6 +13,7 @@ import * as actionApplying from './migrations/0008-action-applying.js'
 import * as builtinSettings from './migrations/0009-builtin-settings.js'
 import * as projects from './migrations/0010-projects.js'
 import * as workspaceLifecycle from './migrations/0011-workspace-lifecycle.js'
+import * as reviewLand from './migrations/0012-review-land.js'
 import * as attempts from './migrations/0013-attempts.js'
 import * as notifications from './migrations/0015-notifications.js'
 import * as triggers from './migrations/0016-triggers.js'
@@ -31,6 +32,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0009-builtin-settings': builtinSettings,
   '0010-projects': projects,
   '0011-workspace-lifecycle': workspaceLifecycle,
+  '0012-review-land': reviewLand,
   '0013-attempts': attempts,
   '0015-notifications': notifications,
   '0016-triggers': triggers,

@@ -89,6 +89,8 @@ export interface ConversationsTable {
   workspace_id: string | null
   /** The project it works on; may name a removed project. Null: made before projects (the daemon's). */
   project_id: string | null
+  /** The ref its workspace starts from (`baseRef` on create), checked then; null: the project's HEAD. */
+  base_ref?: string | null
   status: 'idle' | 'running' | 'awaiting_confirmation'
   created_at: string
   updated_at: string
@@ -212,6 +214,11 @@ export interface WorkspacesTable {
   project_path: string
   branch: string | null
   base_ref: string | null
+  /** The branch it was made from (where it lands by default), or null (a commit, a detached HEAD). */
+  base_branch?: string | null
+  /** While a land of it runs: who claimed it (a random token) and when (a stale claim may be taken). */
+  landing_by?: string | null
+  landing_at?: string | null
   created_branch: number
   target: string
   node_id: string | null
@@ -421,6 +428,27 @@ export interface NotificationVapidKeysTable {
   created_at: string
 }
 
+/** A comment on lines of a workspace's diff, sent to its agent as part of one review. */
+export interface ReviewCommentsTable {
+  id: string
+  user_id: string
+  workspace_id: string
+  /** The comments posted together share it (one message to the agent). */
+  review_id: string
+  path: string
+  start_line: number
+  end_line: number
+  body: string
+  /** The lines commented on, as they were. */
+  quoted: string
+  /** The workspace's HEAD and the file's blob (of the working state) when commented. */
+  commit_sha: string
+  blob_sha: string
+  /** The run the review started, once sent. */
+  run_id: string | null
+  created_at: string
+}
+
 export interface Database {
   users: UsersTable
   personal_access_tokens: PersonalAccessTokensTable
@@ -450,4 +478,5 @@ export interface Database {
   notification_channels: NotificationChannelsTable
   notification_deliveries: NotificationDeliveriesTable
   notification_vapid_keys: NotificationVapidKeysTable
+  review_comments: ReviewCommentsTable
 }

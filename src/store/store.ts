@@ -19,6 +19,7 @@ import {
 } from './repositories/credentials-repository.js'
 import { createProfilesRepository } from './repositories/profiles-repository.js'
 import { createProjectsRepository } from './repositories/projects-repository.js'
+import { createReviewCommentsRepository } from './repositories/review-comments-repository.js'
 import type { StoreNotifications } from './pg-notifications.js'
 import { createNodesRepository } from './repositories/nodes-repository.js'
 import { createNotificationsRepository } from './repositories/notifications-repository.js'
@@ -48,6 +49,7 @@ function createUserScope(context: RepositoryContext, userId: string) {
     actions: createActionsRepository(context, userId),
     audit: createAuditRepository(context, userId),
     workspaces: createWorkspacesRepository(context, userId),
+    reviewComments: createReviewCommentsRepository(context, userId),
     proxyRequests: createProxyRequestsRepository(context, userId),
     usage: createUsageRepository(context, userId),
     attempts: createAttemptsRepository(context, userId),

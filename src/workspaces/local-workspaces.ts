@@ -5,7 +5,7 @@ import { lstat, mkdir, realpath, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { AppError } from '../core/errors.js'
 import { copyTree } from './copy-tree.js'
-import { git, GitError, gitRoot } from './git.js'
+import { currentBranch, git, GitError, gitRoot } from './git.js'
 
 export type WorkspaceKind = 'worktree' | 'copy' | 'in_place'
 
@@ -25,6 +25,8 @@ export interface CreatedWorkspace extends WorkspaceLocation {
   kind: 'worktree' | 'copy'
   /** For a worktree: the commit it started from (resolved, not the ref that was asked for). */
   baseRef: string | null
+  /** For a worktree: the branch that commit was the head of (the ref asked for, or HEAD's), or null. */
+  baseBranch?: string | null
   /** Where runs work: the project's own directory inside the workspace (a worktree mirrors the whole repo). */
   cwd: string
 }
@@ -144,6 +146,11 @@ export async function createWorktree(options: {
       hint: 'give a branch, tag or commit that exists in the project',
     })
   }
+  const baseBranch = options.baseRef
+    ? (await branchExists(repo, options.baseRef))
+      ? options.baseRef
+      : null
+    : await currentBranch(repo).catch(() => null)
   const target = await targetDirectory(options.root, options.name)
   let createdBranch = false
   let args: string[]
@@ -180,6 +187,7 @@ export async function createWorktree(options: {
     projectPath: await realOrResolved(options.projectDir),
     branch: options.branch ?? null,
     baseRef: base,
+    baseBranch,
     createdBranch,
     cwd,
   }

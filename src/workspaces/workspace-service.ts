@@ -120,6 +120,7 @@ export function createWorkspaceService(options: WorkspaceServiceOptions) {
           projectPath: created.kind === 'in_place' ? created.path : created.projectPath,
           branch: created.kind === 'in_place' ? null : created.branch,
           baseRef: created.kind === 'in_place' ? null : created.baseRef,
+          baseBranch: created.kind === 'in_place' ? null : (created.baseBranch ?? null),
           createdBranch: created.kind === 'in_place' ? false : created.createdBranch,
           target: 'local',
           nodeId,
@@ -326,15 +327,26 @@ export function createWorkspaceService(options: WorkspaceServiceOptions) {
         const name = taken ? uniqueName(conversationId) : conversationId
         const created = await makeFiles(await sourceOf(conversation), name, {
           branch: `hangar/${conversationId}`,
-          ...(request.baseRef && { baseRef: request.baseRef }),
+          ...((request.baseRef ?? conversation.baseRef) && {
+            baseRef: request.baseRef ?? conversation.baseRef ?? undefined,
+          }),
         })
         return save(userId, created, conversationId)
       })
     },
 
-    /** A one-off workspace of `cwd` for one run (`--isolate`): a detached worktree of HEAD, or a copy. */
-    async isolated(userId: string, cwd: string): Promise<PreparedWorkspace> {
-      const created = await makeFiles(path.resolve(cwd), uniqueName('run'), {})
+    /**
+     * A one-off workspace of `cwd` for one run (`--isolate`): a detached worktree of HEAD (or of
+     * `baseRef`, `hangar run --from`), or a copy.
+     */
+    async isolated(
+      userId: string,
+      cwd: string,
+      request: { baseRef?: string } = {},
+    ): Promise<PreparedWorkspace> {
+      const created = await makeFiles(path.resolve(cwd), uniqueName('run'), {
+        ...(request.baseRef && { baseRef: request.baseRef }),
+      })
       return save(userId, created, null)
     },
 

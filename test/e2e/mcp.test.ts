@@ -221,12 +221,13 @@ describe('MCP endpoint', () => {
     const { tools } = await (await connect(apiToken)).listTools()
     const byName = new Map(tools.map((tool) => [tool.name, tool]))
     const reads =
-      'get_attempts get_run glob grep list_agents list_files list_pending_actions list_projects read_file'.split(
+      'diff_workspace get_attempts get_run glob grep list_agents list_files list_pending_actions list_projects read_file'.split(
         ' ',
       )
-    const changing = 'cancel_run delete_file edit_file run_command start_attempts start_run write_file'.split(
-      ' ',
-    )
+    const changing =
+      'cancel_run delete_file edit_file review_workspace run_command start_attempts start_run write_file'.split(
+        ' ',
+      )
     expect([...byName.keys()].sort()).toEqual([...reads, ...changing].sort())
     for (const name of reads) expect(byName.get(name)?.annotations?.readOnlyHint, name).toBe(true)
     for (const name of changing) expect(byName.get(name)?.annotations?.readOnlyHint, name).toBe(false)
@@ -248,7 +249,9 @@ describe('MCP endpoint', () => {
     )
     expect(approving.get('commit_proposal')?.annotations).toMatchObject({ destructiveHint: true })
     expect(approving.get('reject_proposal')?.annotations).toMatchObject({ destructiveHint: false })
-    expect(approving.size).toBe(byName.size + 2)
+    // Landing changes the user's repository: only with the approve scope.
+    expect(approving.get('land_workspace')?.annotations).toMatchObject({ destructiveHint: true })
+    expect(approving.size).toBe(byName.size + 3)
   })
 
   it('starts a run of the real Claude Code CLI and follows it with get_run', async () => {

@@ -14,6 +14,7 @@ import { AttemptPage, AttemptsPage } from './pages/attempts-page'
 import { ChatPage } from './pages/chat-page'
 import { ConversationsPage } from './pages/conversations-page'
 import { ProjectsPage } from './pages/projects-page'
+import { ReviewPage } from './pages/review-page'
 import { RunPage } from './pages/run-page'
 import { RunsPage } from './pages/runs-page'
 import { SettingsPage } from './pages/settings-page'
@@ -38,6 +39,8 @@ const NAV = [
 ]
 
 function Page({ path, isOwner }: { path: string; isOwner: boolean }) {
+  const review = matchPath('/conversations/:id/review', path)
+  if (review) return <ReviewPage key={review.id} id={review.id!} />
   const conversation = matchPath('/conversations/:id', path)
   if (conversation) return <ChatPage key={conversation.id} id={conversation.id!} />
   const run = matchPath('/runs/:id', path)

@@ -13,6 +13,7 @@ import { sandboxSettingsFor } from '../../sandbox/run-sandbox.js'
 import { cliTimeoutSeconds, runLimitsFor, startRunLimits } from '../../runs/run-limits.js'
 import { loadUserProfiles, resolveAgentOrDefault } from '../../runs/resolve-agent.js'
 import { assertResumable, releaseIfOwnerGone } from '../../runs/resume-run.js'
+import { checkStartPoint } from '../../workspaces/review/refs.js'
 import { type GlobalOptions, openRuntime } from '../context.js'
 import { type CliIo, EXIT, ExitWith, usageError } from '../output.js'
 import { createRunPrinter } from '../run-output.js'
@@ -28,6 +29,7 @@ interface RunOptions {
   yes?: boolean
   resume?: string
   timeout?: string
+  from?: string
 }
 
 const EXIT_BY_STATUS: Record<string, number> = {
@@ -209,8 +211,12 @@ async function workspaceFor(
   previousCwd: string | undefined,
   options: RunOptions,
 ): Promise<string> {
-  if (!options.isolate) return previousCwd ?? cwd
-  const workspace = await runtime.workspaces.isolated(runtime.owner.id, cwd)
+  if (!options.isolate && !options.from) return previousCwd ?? cwd
+  // --from: a worktree of that branch, tag or commit (checked to exist first).
+  if (options.from) await checkStartPoint(cwd, options.from, '--from')
+  const workspace = await runtime.workspaces.isolated(runtime.owner.id, cwd, {
+    ...(options.from && { baseRef: options.from }),
+  })
   if (!options.json) {
     io.stderr.write(
       `Working in ${workspace.kind === 'copy' ? 'a copy' : 'a worktree'} at ${workspace.cwd} (hangar workspaces remove ${workspace.id} removes it)\n`,
@@ -256,12 +262,18 @@ export function registerRunCommand(
     .option('--yes', 'approve safe_* proposals without asking (built-in agent)')
     .option('--resume <runId>', "continue that run's agent session")
     .option(
+      '--from <ref>',
+      'work in a one-off worktree that starts at this local branch, tag or commit (implies --isolate)',
+    )
+    .option(
       '--timeout <duration>',
       "stop the run after this long, e.g. 90s, 30m, 2h or off (default: the profile's timeout, 60m)",
     )
     .addHelpText('after', RUN_EXIT_CODES_HELP)
     .action(async (words: string[], options: RunOptions) => {
       if (options.timeout !== undefined) parseLimitDuration(options.timeout, '--timeout')
+      if (options.from && options.resume)
+        throw usageError('--from and --resume exclude each other', 'a resumed run works where it ran')
       const prompt = await readPrompt(io, words)
       if (options.agents !== undefined) {
         const clash = (['agent', 'model', 'isolate', 'resume', 'yes', 'timeout'] as const).find(

@@ -7,6 +7,7 @@ import { projectFromDirectory, type ResolvedLifecycle } from '../../workspaces/l
 import { type GlobalOptions, viaDaemonOrStore, withRuntime } from '../context.js'
 import { type CliIo, formatTable, printJson } from '../output.js'
 import { findProject } from './projects-command.js'
+import { registerReviewCommands } from './review-commands.js'
 
 /** One line saying what a removal did, e.g. "removed worktree … and branch hangar/…". */
 export function describeRemoval(removal: WorkspaceRemoval): string {
@@ -36,6 +37,7 @@ export function registerWorkspacesCommand(program: Command, io: CliIo, globals: 
   const workspaces = program
     .command('workspaces')
     .description("list, show and remove conversations' worktrees and --isolate workspaces")
+  registerReviewCommands(workspaces, io, globals)
 
   workspaces
     .command('list')

@@ -7,6 +7,7 @@ import type { RuntimeServices } from '../app.js'
 import { registerApprovalTools } from './approval-tools.js'
 import { registerAttemptTools } from './attempt-tools.js'
 import type { PatPrincipal } from './mcp-auth.js'
+import { registerReviewTools } from './review-tools.js'
 import { registerRunTools } from './run-tools.js'
 import { createToolGuard, type ToolGuard } from './tool-results.js'
 import { registerWorkspaceTools } from './workspace-tools.js'
@@ -58,5 +59,6 @@ export function createHangarMcpServer(deps: McpServerDeps): McpServer {
   registerAttemptTools(server, toolDeps)
   registerWorkspaceTools(server, toolDeps)
   registerApprovalTools(server, toolDeps)
+  registerReviewTools(server, toolDeps)
   return server
 }

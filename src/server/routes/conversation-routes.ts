@@ -12,11 +12,18 @@ import { loadUserProfiles, resolveAgentOrDefault } from '../../runs/resolve-agen
 import type { RuntimeServices, ServerDeps } from '../app.js'
 import type { AppVariables } from '../auth-middleware.js'
 import { readJsonBody } from '../request-body.js'
+import { checkStartPoint } from '../../workspaces/review/refs.js'
 
 const createSchema = z.strictObject({
   agent: z.string().min(1).optional(),
   title: z.string().trim().min(1).max(200).optional(),
   projectId: z.string().min(1).optional(),
+  baseRef: z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .describe("A local branch, tag or commit of the project that the conversation's workspace starts from"),
 })
 const messageSchema = z.strictObject({
   text: z.string().min(1).max(1_000_000),
@@ -41,7 +48,10 @@ export function registerConversationRoutes(
       userProfiles: await loadUserProfiles(store, userId),
       builtinReadiness: () => runtime.builtinReadiness(userId),
     })
+    // Checked now (it must exist), resolved again when the workspace is made on the first message.
+    if (body.baseRef) await checkStartPoint(project?.path ?? runtime.projectDir, body.baseRef)
     const conversation = await store.forUser(userId).conversations.create({
+      baseRef: body.baseRef ?? null,
       title: body.title ?? 'New conversation',
       profile: agent.name,
       project: project?.name ?? runtime.projectDir.split('/').pop() ?? 'project',

@@ -14,7 +14,13 @@ import { conversationEventId, parseLastEventId, runEventId, streamSubscription }
 export const REPLAY_PAGE_SIZE = 500
 /** More runs than one conversation will have; the oldest beyond it would not be replayed. */
 const MAX_CONVERSATION_RUNS = 10_000
-const ACTIVITY_TYPES = ['run-start', 'run-end', 'approval-required', 'attempt-finished'] as const
+const ACTIVITY_TYPES = [
+  'run-start',
+  'run-end',
+  'approval-required',
+  'attempt-finished',
+  'workspace-landed',
+] as const
 
 export interface EventRouteDeps {
   store: Store

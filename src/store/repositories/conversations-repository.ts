@@ -26,6 +26,7 @@ function toConversation(row: ConversationsTable): Conversation {
     project: row.project,
     projectId: row.project_id ?? null,
     workspaceId: row.workspace_id,
+    baseRef: row.base_ref ?? null,
     status: row.status,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -51,6 +52,7 @@ export function createConversationsRepository(context: RepositoryContext, userId
       profile: string
       project: string
       projectId?: string | null
+      baseRef?: string | null
     }): Promise<Conversation> {
       const now = nowIso(context)
       const row: ConversationsTable = {
@@ -61,6 +63,7 @@ export function createConversationsRepository(context: RepositoryContext, userId
         project: input.project,
         workspace_id: null,
         project_id: input.projectId ?? null,
+        base_ref: input.baseRef ?? null,
         status: 'idle',
         created_at: now,
         updated_at: now,

@@ -11,6 +11,8 @@ export interface Workspace {
   projectPath: string
   branch: string | null
   baseRef: string | null
+  /** The branch it was made from (where it lands by default), or null. */
+  baseBranch: string | null
   createdBranch: boolean
   target: string
   nodeId: string | null
@@ -28,6 +30,7 @@ function toWorkspace(row: WorkspacesTable): Workspace {
     projectPath: row.project_path,
     branch: row.branch,
     baseRef: row.base_ref,
+    baseBranch: row.base_branch ?? null,
     createdBranch: row.created_branch === 1,
     target: row.target,
     nodeId: row.node_id,
@@ -47,6 +50,7 @@ export function createWorkspacesRepository(context: RepositoryContext, userId: s
       projectPath: string
       branch?: string | null
       baseRef?: string | null
+      baseBranch?: string | null
       createdBranch?: boolean
       target?: string
       nodeId?: string | null
@@ -61,6 +65,7 @@ export function createWorkspacesRepository(context: RepositoryContext, userId: s
         project_path: input.projectPath,
         branch: input.branch ?? null,
         base_ref: input.baseRef ?? null,
+        base_branch: input.baseBranch ?? null,
         created_branch: input.createdBranch ? 1 : 0,
         target: input.target ?? 'local',
         node_id: input.nodeId ?? null,
@@ -109,6 +114,32 @@ export function createWorkspacesRepository(context: RepositoryContext, userId: s
         .where('user_id', '=', userId)
         .execute()
       return this.get(id)
+    },
+    /**
+     * Claims the one land of a workspace: true when this caller got it. A claim older than `staleMs` (its
+     * daemon died mid-land) may be taken over.
+     */
+    async claimLanding(id: string, token: string, staleMs: number): Promise<boolean> {
+      const now = context.clock()
+      const stale = new Date(now.getTime() - staleMs).toISOString()
+      const result = await db
+        .updateTable('workspaces')
+        .set({ landing_by: token, landing_at: now.toISOString() })
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .where((where) => where.or([where('landing_by', 'is', null), where('landing_at', '<', stale)]))
+        .executeTakeFirst()
+      return Number(result.numUpdatedRows) > 0
+    },
+    /** Lets go of a claim this caller holds (a no-op when it holds none). */
+    async releaseLanding(id: string, token: string): Promise<void> {
+      await db
+        .updateTable('workspaces')
+        .set({ landing_by: null, landing_at: null })
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .where('landing_by', '=', token)
+        .execute()
     },
     async markRemoved(id: string): Promise<boolean> {
       const result = await db

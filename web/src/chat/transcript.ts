@@ -205,6 +205,7 @@ function foldEvent(run: RunTranscript, envelope: EventEnvelope): RunTranscript {
       return { ...next, items: foldItem(run.items, { type: 'raw', stream: envelope.stream, value }) }
     }
     case 'workspace-setup-end':
+    case 'workspace-landed':
       return next
     // An attempt's check result: shown in the attempts view, not in the chat.
     case 'attempt-finished':

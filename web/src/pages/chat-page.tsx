@@ -17,7 +17,7 @@ import { useAgents } from '../lib/use-agents'
 import { useEventStream } from '../lib/use-event-stream'
 import { useResource } from '../lib/use-resource'
 import { StreamIndicator } from '../components/stream-indicator'
-import { navigate } from '../lib/router'
+import { Link, navigate } from '../lib/router'
 
 export function ChatPage({ id }: { id: string }) {
   const toast = useToast()
@@ -143,6 +143,7 @@ export function ChatPage({ id }: { id: string }) {
             {nameOf(data.projectId) ?? data.project}
           </span>
         )}
+        {data?.workspaceId && <Link to={`/conversations/${encodeURIComponent(id)}/review`}>Review</Link>}
         <button type="button" className="button ghost" onClick={() => void remove()}>
           Delete
         </button>

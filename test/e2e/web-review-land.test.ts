@@ -1,0 +1,98 @@
+// Issue 22 in real Chromium against the built daemon: the owner opens a conversation's Review tab, sees the
+// file the agent (the fake cursor-agent) made, comments on its line, sends the review — which starts the
+// agent's follow-up run — and lands the workspace; the branch it came from then has exactly its tree.
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createApiClient } from '../helpers/api-client.js'
+import { launchChromium, screenshot } from '../helpers/browser.js'
+import { gitIn } from '../helpers/git-fixture.js'
+import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
+import { makeTempDir } from '../helpers/store-engines.js'
+
+const FAKE_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/bin')
+
+describe('web UI: review, comment and land', () => {
+  let root: string
+  let project: string
+  let daemon: RunningDaemon
+  let token: string
+  let browser: Browser
+  let page: Page
+  const pageErrors: string[] = []
+  const { api, waitForStatus } = createApiClient(() => ({ url: daemon.url, token }))
+
+  beforeAll(async () => {
+    root = await makeTempDir('hangar-web-review-')
+    const dataDir = path.join(root, 'data')
+    project = path.join(root, 'project')
+    await mkdir(project)
+    await writeFile(path.join(project, 'README.md'), '# project\n')
+    gitIn(project, 'init', '-q', '-b', 'main')
+    gitIn(project, 'add', '.')
+    gitIn(project, 'commit', '-q', '-m', 'first')
+    const env = cleanEnv({
+      PATH: [FAKE_BIN, path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
+      HOME: root,
+    })
+    daemon = await startDaemon(['--data-dir', dataDir], { env, cwd: project, timeoutMs: 60_000 })
+    token = (JSON.parse(await readFile(path.join(dataDir, 'daemon.json'), 'utf8')) as { token: string }).token
+    browser = await launchChromium()
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage()
+    page.on('pageerror', (error) => pageErrors.push(error.message))
+  }, 120_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await daemon?.stop()
+    if (root) await rm(root, { recursive: true, force: true })
+  })
+
+  it('walks review → comment → the agent’s follow-up → land', async () => {
+    const created = await api<{ id: string }>('POST', '/api/conversations', { agent: 'cursor-agent' })
+    const sent = await api<{ id: string }>('POST', `/api/conversations/${created.json.id}/messages`, {
+      text: 'Please create a file. FILE=hello.txt',
+    })
+    expect((await waitForStatus(sent.json.id)).status).toBe('succeeded')
+
+    const link = /Sign in: (\S+)/.exec(daemon.stdout())?.[1]
+    await page.goto(link!)
+    await page.waitForURL(/\/conversations$/)
+    await page.goto(`${daemon.url}/conversations/${created.json.id}`)
+    await page.getByRole('link', { name: 'Review' }).click()
+    const files = page.getByRole('navigation', { name: 'Changed files' })
+    await files.getByText('A hello.txt').waitFor({ timeout: 15_000 })
+    expect(await files.innerText()).toContain('uncommitted')
+
+    await page.getByRole('button', { name: 'hello.txt line 1' }).click()
+    await page.getByRole('textbox', { name: 'Comment' }).fill('Say hello to the user by name.')
+    await page.getByRole('button', { name: 'Add comment' }).click()
+    await page.getByRole('button', { name: 'Send review (1)' }).click()
+    await page.getByText(/Review sent; the agent answers in run (\S+)/).waitFor({ timeout: 15_000 })
+    const { json: conversation } = await api<{ runs: { id: string; prompt: string }[] }>(
+      'GET',
+      `/api/conversations/${created.json.id}`,
+    )
+    const followUp = conversation.runs.find((run) => run.prompt.includes('Say hello to the user by name.'))
+    expect(followUp?.prompt).toContain('## 1. hello.txt, line 1')
+    expect((await waitForStatus(followUp!.id)).status).toBe('succeeded')
+    const comments = await api<{ comments: { outdated: boolean }[] }>(
+      'GET',
+      `/api/workspaces/${(await api<{ workspaceId: string }>('GET', `/api/conversations/${created.json.id}`)).json.workspaceId}/review`,
+    )
+    expect(comments.json.comments).toHaveLength(1)
+
+    await page.getByRole('combobox', { name: 'Strategy' }).selectOption('squash')
+    await page.getByRole('button', { name: 'Land' }).click()
+    await page
+      .getByRole('status')
+      .getByText(/Landed into main at [0-9a-f]{12}/)
+      .waitFor({ timeout: 30_000 })
+    await screenshot(page, 'review-landed')
+    expect(await readFile(path.join(project, 'hello.txt'), 'utf8')).toBe('hello from mock\n')
+    expect(gitIn(project, 'status', '--porcelain')).toBe('')
+    expect(pageErrors).toEqual([])
+  }, 120_000)
+})
