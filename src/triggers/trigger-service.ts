@@ -129,8 +129,13 @@ export function createTriggerService(options: TriggerServiceOptions) {
       }
       if (input.kind !== 'webhook' && input.filter)
         throw new AppError('invalid_request', 'filter is for webhook triggers')
-      if (input.report && !options.reportTargets.some((target) => target.type === input.report!.type))
+      const reportTarget = input.report
+        ? options.reportTargets.find((target) => target.type === input.report!.type)
+        : undefined
+      if (input.report && !reportTarget)
         throw new AppError('invalid_request', `no report target ${input.report.type}`)
+      // The target's own rule, as the creator (a channel must be theirs): now, and again at report time.
+      if (input.report) await reportTarget!.check?.(userId, input.report)
       if (input.report?.type === 'github' && !options.config.services.github)
         throw new AppError('invalid_request', 'report type github needs services.github in hangar.yaml', {
           hint: 'services: { github: { url: "https://api.github.com", auth: { bearerEnv: GITHUB_TOKEN } } }',
@@ -271,12 +276,14 @@ export function createTriggerService(options: TriggerServiceOptions) {
       if (!target || !(await store.triggers.claimReport(fire.id))) return
       try {
         const report = await buildReport(store, trigger, fire, runId, baseUrl)
+        await target.check?.(trigger.userId, trigger.report)
+        const config = trigger.report
         const destination =
           fire.reportTarget ??
-          (trigger.report.repository && trigger.report.issue
-            ? { repository: trigger.report.repository, issue: trigger.report.issue }
+          (config.type === 'github' && config.repository && config.issue
+            ? { repository: config.repository, issue: config.issue }
             : null)
-        await target.send(report, destination)
+        await target.send(report, destination, trigger)
         await store.triggers.updateFire(fire.id, { reportStatus: 'sent' })
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error)
