@@ -2,7 +2,8 @@
 // trigger belongs to the user who made it and fires as that user: it may name only a project (or a
 // conversation) that user may use, checked at creation and again at every fire. A webhook trigger's
 // secret is shown once, at creation, and kept as a vault envelope (the HMAC needs it back). Reports of
-// fired runs go to a `ReportTarget` by the trigger's `report.type`.
+// fired runs go to a `ReportTarget` by the trigger's `report.type`, whose `check` (e.g. "the channel is the
+// creator's") runs at creation and again before each report.
 import type { HangarConfig } from '../core/config.js'
 import { AppError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
