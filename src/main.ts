@@ -66,6 +66,7 @@ import {
   type NotificationServiceOptions,
 } from './notifications/notification-service.js'
 import { createTriggerFirer } from './triggers/trigger-fire.js'
+import { createChannelReportTarget } from './triggers/channel-report-target.js'
 import { createGithubReportTarget } from './triggers/trigger-report.js'
 import { createTriggerScheduler, type TriggerScheduler } from './triggers/trigger-scheduler.js'
 import { createTriggerService, type TriggerService } from './triggers/trigger-service.js'
@@ -538,6 +539,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         log: triggerLog,
       }),
       reportTargets: [
+        createChannelReportTarget({ notifications }),
         createGithubReportTarget({
           service: options.config.services.github,
           env,

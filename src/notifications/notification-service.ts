@@ -31,6 +31,8 @@ import {
 } from './notification-events.js'
 import { generateVapidKeys, type PushSubscriptionKeys, webPushRequest } from './web-push-request.js'
 import { webhookRequest } from './webhook-request.js'
+import { REPORT_EVENT, reportPayload } from './report-payload.js'
+import type { TriggerReport } from '../triggers/trigger-report.js'
 
 const SECRET_PURPOSE = 'notification-channel'
 const VAPID_PURPOSE = 'vapid-private-key'
@@ -121,7 +123,7 @@ export function createNotificationService(options: NotificationServiceOptions) {
 
   async function payloadFor(
     userId: string,
-    cause: NotificationCause,
+    cause: Omit<NotificationCause, 'event'> & { event: string },
     at: string,
   ): Promise<NotificationPayload> {
     const scope = store.forUser(userId)
@@ -379,6 +381,38 @@ export function createNotificationService(options: NotificationServiceOptions) {
       })
       worker?.kick()
       return deliveryView(made!)
+    },
+
+    /** The user's channel, or not found (another user's channel is indistinguishable from none). */
+    async channel(userId: string, channelId: string): Promise<ChannelView> {
+      const channel = await repository.getChannel(userId, channelId)
+      if (!channel) throw notFound(channelId)
+      return channelView(channel)
+    },
+
+    /**
+     * A triggered run's report to one of the trigger creator's channels, as event `trigger.report`. Naming
+     * the channel in the trigger is the choice: the channel's events and projects do not filter it. Queued
+     * once per fire (retries keep the delivery id); refused when the run's project is no longer the user's.
+     */
+    async report(userId: string, channelId: string, report: TriggerReport): Promise<void> {
+      const channel = await repository.getChannel(userId, channelId)
+      if (!channel) throw notFound(channelId)
+      const at = new Date().toISOString()
+      const base = await payloadFor(userId, { event: REPORT_EVENT, sourceKey: '', runId: report.runId }, at)
+      if (!(await mayUse(userId, base.projectId)))
+        throw new AppError('not_found', `no project ${base.projectId}`, {
+          hint: 'the run’s project is no longer yours to use',
+        })
+      const payload = reportPayload(base, report)
+      await repository.enqueue({
+        channelId,
+        userId,
+        event: REPORT_EVENT,
+        sourceKey: `trigger-report:${report.fireId}`,
+        payload: payload as unknown as Record<string, unknown>,
+      })
+      worker?.kick()
     },
   }
 }

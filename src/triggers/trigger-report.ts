@@ -1,10 +1,15 @@
 // What a triggered run reports when it ends (status, the agent's final text truncated, a diff stat from
 // its file changes, a link to the run), and where it goes. A `ReportTarget` is the seam: the GitHub issue
-// comment is here; other targets (a notification channel) plug in by type.
+// comment is here; the notification channel is in channel-report-target.ts.
 import type { ServiceConfig } from '../core/config.js'
 import { AppError } from '../core/errors.js'
 import { createGuardedFetch } from '../providers/guarded-connection.js'
-import type { ReportTargetRef, Trigger, TriggerFire } from '../store/repositories/triggers-repository.js'
+import type {
+  ReportTargetRef,
+  Trigger,
+  TriggerFire,
+  TriggerReportConfig,
+} from '../store/repositories/triggers-repository.js'
 import type { Store } from '../store/store.js'
 
 export const SUMMARY_MAX_CHARS = 2000
@@ -27,7 +32,9 @@ export interface TriggerReport {
 export interface ReportTarget {
   /** The `report.type` of a trigger that this target serves. */
   readonly type: string
-  send(report: TriggerReport, destination: ReportTargetRef | null): Promise<void>
+  /** Throws unless the trigger's user may report there (at creation and before every send). */
+  check?(userId: string, config: TriggerReportConfig): Promise<void>
+  send(report: TriggerReport, destination: ReportTargetRef | null, trigger?: Trigger): Promise<void>
 }
 
 export async function buildReport(

@@ -2,7 +2,8 @@
 // trigger belongs to the user who made it and fires as that user: it may name only a project (or a
 // conversation) that user may use, checked at creation and again at every fire. A webhook trigger's
 // secret is shown once, at creation, and kept as a vault envelope (the HMAC needs it back). Reports of
-// fired runs go to a `ReportTarget` by the trigger's `report.type`.
+// fired runs go to a `ReportTarget` by the trigger's `report.type`, whose `check` (e.g. "the channel is the
+// creator's") runs at creation and again before each report.
 import type { HangarConfig } from '../core/config.js'
 import { AppError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
@@ -129,8 +130,13 @@ export function createTriggerService(options: TriggerServiceOptions) {
       }
       if (input.kind !== 'webhook' && input.filter)
         throw new AppError('invalid_request', 'filter is for webhook triggers')
-      if (input.report && !options.reportTargets.some((target) => target.type === input.report!.type))
+      const reportTarget = input.report
+        ? options.reportTargets.find((target) => target.type === input.report!.type)
+        : undefined
+      if (input.report && !reportTarget)
         throw new AppError('invalid_request', `no report target ${input.report.type}`)
+      // The target's own rule, as the creator (a channel must be theirs): now, and again at report time.
+      if (input.report) await reportTarget!.check?.(userId, input.report)
       if (input.report?.type === 'github' && !options.config.services.github)
         throw new AppError('invalid_request', 'report type github needs services.github in hangar.yaml', {
           hint: 'services: { github: { url: "https://api.github.com", auth: { bearerEnv: GITHUB_TOKEN } } }',
@@ -271,12 +277,14 @@ export function createTriggerService(options: TriggerServiceOptions) {
       if (!target || !(await store.triggers.claimReport(fire.id))) return
       try {
         const report = await buildReport(store, trigger, fire, runId, baseUrl)
+        await target.check?.(trigger.userId, trigger.report)
+        const config = trigger.report
         const destination =
           fire.reportTarget ??
-          (trigger.report.repository && trigger.report.issue
-            ? { repository: trigger.report.repository, issue: trigger.report.issue }
+          (config.type === 'github' && config.repository && config.issue
+            ? { repository: config.repository, issue: config.issue }
             : null)
-        await target.send(report, destination)
+        await target.send(report, destination, trigger)
         await store.triggers.updateFire(fire.id, { reportStatus: 'sent' })
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error)

@@ -98,6 +98,46 @@ describe('hangar triggers', { timeout: 120_000 }, () => {
     expect(neither.code).toBe(2)
     expect(neither.stderr).toMatch(/^hangar: error: give either --cron EXPRESSION or --webhook/)
 
+    // A report to one of the owner's notification channels, named by its name.
+    const channel = await hangar([
+      'notify',
+      'add',
+      'webhook',
+      'https://hooks.example.com/x',
+      '--name',
+      'ops',
+      '--json',
+    ])
+    expect(channel.code, channel.stderr).toBe(0)
+    const channelId = (JSON.parse(channel.stdout) as { id: string }).id
+    const reporting = await hangar([
+      'triggers',
+      'add',
+      'reporting',
+      '--cron',
+      '0 4 * * *',
+      '--prompt',
+      'x',
+      '--report-channel',
+      'ops',
+      '--json',
+    ])
+    expect(reporting.code, reporting.stderr).toBe(0)
+    expect(JSON.parse(reporting.stdout)).toMatchObject({ report: { type: 'channel', channelId } })
+    const nowhere = await hangar([
+      'triggers',
+      'add',
+      'nowhere',
+      '--cron',
+      '0 4 * * *',
+      '--prompt',
+      'x',
+      '--report-channel',
+      'nope',
+    ])
+    expect(nowhere.code).toBe(1)
+    expect(nowhere.stderr).toMatch(/^hangar: error: no notification channel nope; see hangar notify list/)
+
     expect((await hangar(['triggers', 'remove', 'nightly'])).stdout).toBe('Removed trigger nightly\n')
     const gone = await hangar(['triggers', 'show', 'nightly'])
     expect(gone.code).toBe(1)

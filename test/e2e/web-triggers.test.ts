@@ -84,7 +84,17 @@ describe('web UI: triggers', () => {
       await nightly.waitFor()
       expect(await nightly.textContent()).toContain('0 3 * * *')
 
+      // A report to one of your notification channels (this trigger is never fired: nothing is sent).
+      const channel = await api<{ id: string }>('POST', '/api/notifications/channels', {
+        type: 'webhook',
+        url: 'https://hooks.example.com/reports',
+        name: 'ops-room',
+      })
+      expect(channel.status).toBe(201)
+      await page.reload()
+      await form().waitFor()
       await form().getByLabel('Kind').selectOption('webhook')
+      await form().getByLabel('Report when the run ends').selectOption({ label: 'To channel ops-room' })
       await form().getByLabel('Name').fill('issues')
       await form()
         .getByLabel(/^Prompt/)
@@ -94,6 +104,10 @@ describe('web UI: triggers', () => {
       await secretCard.waitFor()
       const secret = await secretCard.locator('[data-secret]').textContent()
       expect(secret).toMatch(/^whsec_/)
+      expect((await api<{ report: unknown }>('GET', '/api/triggers/issues')).json.report).toEqual({
+        type: 'channel',
+        channelId: channel.json.id,
+      })
       await screenshot(page, 'triggers')
       await page.reload()
       await page.locator('[data-trigger-id]', { hasText: 'issues' }).waitFor()

@@ -10,6 +10,12 @@ import { findProject } from './projects-command.js'
 
 const actorOf = (runtime: Runtime) => `user:${runtime.owner.id}`
 
+/** One of the owner's channels by name or id (an unknown one is left for the trigger service to refuse). */
+async function channelIdOf(runtime: Runtime, nameOrId: string): Promise<string> {
+  const channels = await runtime.notifications.list(runtime.owner.id)
+  return channels.find((channel) => channel.id === nameOrId || channel.name === nameOrId)?.id ?? nameOrId
+}
+
 interface AddOptions {
   cron?: string
   timezone?: string
@@ -23,6 +29,7 @@ interface AddOptions {
   action?: string
   label?: string
   reportGithub?: boolean
+  reportChannel?: string
   json?: boolean
 }
 
@@ -53,12 +60,15 @@ export function registerTriggersCommand(program: Command, io: CliIo, globals: ()
     .option('--action <name>', 'webhook filter: the payload action, e.g. labeled')
     .option('--label <name>', 'webhook filter: the label added, e.g. agent')
     .option('--report-github', 'comment on the originating GitHub issue when the run ends (services.github)')
+    .option('--report-channel <channel>', 'send the report to your notification channel (name or id)')
     .option('--json', 'print JSON')
     .action(async (name: string, options: AddOptions) => {
       if (Boolean(options.cron) === Boolean(options.webhook))
         throw usageError('give either --cron EXPRESSION or --webhook', 'see hangar triggers add --help')
       if (options.missed && options.missed !== 'skip' && options.missed !== 'once')
         throw usageError(`--missed must be skip or once, not ${options.missed}`)
+      if (options.reportGithub && options.reportChannel)
+        throw usageError('give at most one of --report-github and --report-channel')
       const filter =
         options.event || options.action || options.label
           ? { event: options.event, action: options.action, label: options.label }
@@ -75,7 +85,11 @@ export function registerTriggersCommand(program: Command, io: CliIo, globals: ()
           prompt: options.prompt,
           conversationId: options.conversation,
           filter,
-          report: options.reportGithub ? { type: 'github' } : undefined,
+          report: options.reportChannel
+            ? { type: 'channel', channelId: await channelIdOf(runtime, options.reportChannel) }
+            : options.reportGithub
+              ? { type: 'github' }
+              : undefined,
         }),
       )
       if (options.json) return printJson(io, created)

@@ -35,14 +35,18 @@ export const triggerCreateSchema = z.strictObject({
     .strictObject({ event: short.optional(), action: short.optional(), label: short.optional() })
     .optional(),
   report: z
-    .strictObject({
-      type: z.literal('github'),
-      repository: z
-        .string()
-        .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'expected owner/name')
-        .optional(),
-      issue: z.int().positive().optional(),
-    })
+    .discriminatedUnion('type', [
+      z.strictObject({
+        type: z.literal('github'),
+        repository: z
+          .string()
+          .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'expected owner/name')
+          .optional(),
+        issue: z.int().positive().optional(),
+      }),
+      // One of the creator's notification channels (its id); another user's is not found.
+      z.strictObject({ type: z.literal('channel'), channelId: short }),
+    ])
     .optional(),
 })
 

@@ -6,14 +6,20 @@ import { newId } from '../../core/ids.js'
 import type { TriggerFiresTable, TriggersTable } from '../schema.js'
 import { fromJson, nowIso, type RepositoryContext, toJson } from './context.js'
 
-export interface TriggerReportConfig {
-  /** `github`: a comment on the originating issue through hangar.yaml's `services.github`. */
-  type: 'github'
-  /** owner/name; default: the webhook payload's `repository.full_name`. */
-  repository?: string | undefined
-  /** Default: the webhook payload's `issue.number`. */
-  issue?: number | undefined
-}
+export type TriggerReportConfig =
+  | {
+      /** `github`: a comment on the originating issue through hangar.yaml's `services.github`. */
+      type: 'github'
+      /** owner/name; default: the webhook payload's `repository.full_name`. */
+      repository?: string | undefined
+      /** Default: the webhook payload's `issue.number`. */
+      issue?: number | undefined
+    }
+  | {
+      /** `channel`: a delivery (event `trigger.report`) to one of the creator's notification channels. */
+      type: 'channel'
+      channelId: string
+    }
 
 /** The GitHub issue a fire's report goes to. */
 export interface ReportTargetRef {

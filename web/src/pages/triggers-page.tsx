@@ -59,7 +59,9 @@ function AddTriggerForm({ onAdded }: { onAdded: (trigger: Trigger) => void }) {
   const [event, setEvent] = useState('issues')
   const [action, setAction] = useState('labeled')
   const [label, setLabel] = useState('agent')
-  const [reportGithub, setReportGithub] = useState(false)
+  // '' (no report), 'github' (a comment on the originating issue) or a channel id of yours.
+  const [report, setReport] = useState('')
+  const channels = useResource<{ id: string; name: string; type: string }[]>('/api/notifications/channels')
   const [error, setError] = useState<string>()
   const [busy, setBusy] = useState(false)
 
@@ -79,7 +81,8 @@ function AddTriggerForm({ onAdded }: { onAdded: (trigger: Trigger) => void }) {
         ...(projectId && { projectId }),
         ...(agent && { agent }),
         ...(filter && { filter }),
-        ...(reportGithub && { report: { type: 'github' } }),
+        ...(report === 'github' && kind === 'webhook' && { report: { type: 'github' } }),
+        ...(report && report !== 'github' && { report: { type: 'channel', channelId: report } }),
       })
       setError(undefined)
       setName('')
@@ -139,16 +142,20 @@ function AddTriggerForm({ onAdded }: { onAdded: (trigger: Trigger) => void }) {
               <span className="small muted">Label</span>
               <input value={label} onChange={(e) => setLabel(e.target.value)} />
             </label>
-            <label className="row">
-              <input
-                type="checkbox"
-                checked={reportGithub}
-                onChange={(e) => setReportGithub(e.target.checked)}
-              />
-              <span className="small">Comment on the GitHub issue when the run ends</span>
-            </label>
           </>
         )}
+        <label>
+          <span className="small muted">Report when the run ends</span>
+          <select value={report} onChange={(e) => setReport(e.target.value)}>
+            <option value="">No report</option>
+            {kind === 'webhook' && <option value="github">Comment on the GitHub issue</option>}
+            {(channels.data ?? []).map((channel) => (
+              <option key={channel.id} value={channel.id}>
+                To channel {channel.name}
+              </option>
+            ))}
+          </select>
+        </label>
         <label>
           <span className="small muted">Project</span>
           <select value={projectId} onChange={(e) => setProjectId(e.target.value)}>
