@@ -1,0 +1,212 @@
+// Web Push in real Chromium against the built daemon: Settings → "Notify this browser" subscribes and
+// registers the subscription; with no tab open, a built-in run's proposal is pushed (VAPID JWT checked,
+// payload decrypted by the test's push service on loopback); its link, opened in a new tab of the same
+// signed-in browser, shows that card, marked; Confirm there lets the run finish, and that is pushed too.
+// Chromium's real PushManager.subscribe asks its vendor's push service, which is not on loopback: before
+// any page script runs, subscribe/getSubscription are replaced by a stub that hands out a subscription
+// whose endpoint is the test's push service and whose keys the test made. Everything else — the UI's
+// permission request, its VAPID key, the service worker, the POST of subscription.toJSON() — is the real
+// code.
+import { execFileSync } from 'node:child_process'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { Browser, BrowserContext } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
+import { createApiClient } from '../helpers/api-client.js'
+import { launchChromium, screenshot } from '../helpers/browser.js'
+import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
+import { startPushService } from '../helpers/notification-receivers.js'
+import { makeTempDir } from '../helpers/store-engines.js'
+
+interface StubState {
+  subscribed: number
+  userVisibleOnly: boolean | null
+  applicationServerKey: string | null
+}
+
+/** The page's globals the stub touches (the test compiles without the DOM library). */
+interface PageScope {
+  __pushStub: StubState
+  PushManager: { prototype: Record<'subscribe' | 'getSubscription', unknown> }
+}
+type KeyInput = string | ArrayBuffer | ArrayBufferView | null | undefined
+
+/**
+ * Runs in every page before its scripts: PushManager hands out the given subscription (as a browser would
+ * after its push service answered) and records what the page asked for.
+ */
+function stubPushManager(json: { endpoint: string; keys: { p256dh: string; auth: string } }): void {
+  const scope = globalThis as unknown as PageScope
+  const state: StubState = { subscribed: 0, userVisibleOnly: null, applicationServerKey: null }
+  scope.__pushStub = state
+  const base64url = (bytes: Uint8Array) =>
+    btoa(String.fromCharCode(...bytes))
+      .replace(/\+/g, '-')
+      .replace(/\//g, '_')
+      .replace(/=+$/, '')
+  const fromBase64url = (text: string) =>
+    Uint8Array.from(atob(text.replace(/-/g, '+').replace(/_/g, '/')), (char) => char.charCodeAt(0))
+  let current: object | null = null
+  const make = (applicationServerKey: ArrayBuffer | null) => ({
+    endpoint: json.endpoint,
+    expirationTime: null,
+    options: { userVisibleOnly: true, applicationServerKey },
+    getKey: (name: string) =>
+      name === 'p256dh' || name === 'auth' ? fromBase64url(json.keys[name]).buffer : null,
+    toJSON: () => ({ endpoint: json.endpoint, expirationTime: null, keys: { ...json.keys } }),
+    unsubscribe: async () => {
+      current = null
+      return true
+    },
+  })
+  scope.PushManager.prototype.getSubscription = async () => current
+  scope.PushManager.prototype.subscribe = async (options?: {
+    userVisibleOnly?: boolean
+    applicationServerKey?: KeyInput
+  }) => {
+    const key = options?.applicationServerKey
+    const bytes =
+      key == null
+        ? null
+        : typeof key === 'string'
+          ? fromBase64url(key)
+          : key instanceof ArrayBuffer
+            ? new Uint8Array(key)
+            : new Uint8Array(key.buffer, key.byteOffset, key.byteLength)
+    state.subscribed++
+    state.userVisibleOnly = options?.userVisibleOnly ?? null
+    state.applicationServerKey = bytes ? base64url(bytes) : null
+    current = make(bytes ? (bytes.slice().buffer as ArrayBuffer) : null)
+    return current
+  }
+}
+
+describe('web UI: Web Push', () => {
+  let mock: MockModelServer
+  let push: Awaited<ReturnType<typeof startPushService>>
+  let root: string
+  let project: string
+  let daemon: RunningDaemon
+  let token: string
+  let browser: Browser
+  let context: BrowserContext
+  const pageErrors: string[] = []
+  const { api, waitForStatus } = createApiClient(() => ({ url: daemon.url, token }))
+
+  beforeAll(async () => {
+    mock = await startMockModelServer()
+    push = await startPushService()
+    root = await makeTempDir('hangar-web-push-')
+    project = path.join(root, 'project')
+    await mkdir(project)
+    execFileSync('git', ['init', '-q'], { cwd: project })
+    await writeFile(path.join(project, 'hangar.yaml'), 'notifications:\n  allowPrivateNetworks: true\n')
+    const dataDir = path.join(root, 'data')
+    const env = cleanEnv({
+      PATH: [path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
+      HOME: root,
+      ANTHROPIC_API_KEY: 'sk-ant-test-api-0123456789',
+      ANTHROPIC_BASE_URL: mock.url,
+    })
+    daemon = await startDaemon(['--data-dir', dataDir], { env, cwd: project, timeoutMs: 60_000 })
+    const cliToken = (
+      JSON.parse(await readFile(path.join(dataDir, 'daemon.json'), 'utf8')) as { token: string }
+    ).token
+    const created = await fetch(`${daemon.url}/api/tokens`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${cliToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'push', scopes: ['approve'] }),
+    })
+    token = ((await created.json()) as { token: string }).token
+    browser = await launchChromium()
+    context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+    await context.grantPermissions(['notifications'], { origin: daemon.url })
+  }, 120_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await daemon?.stop()
+    await Promise.all([mock?.close(), push?.close()])
+    if (root) await rm(root, { recursive: true, force: true })
+  })
+
+  it('subscribes in Settings, pushes a proposal made with no tab open, and its link opens the card', async () => {
+    const { publicKey } = (await api<{ publicKey: string }>('GET', '/api/notifications/vapid-key')).json
+    push.setVapidKey(publicKey)
+    const subscription = push.subscribe()
+    await context.addInitScript(stubPushManager, subscription.json)
+
+    let page = await context.newPage()
+    page.on('pageerror', (error) => pageErrors.push(error.message))
+    await page.goto(/Sign in: (\S+)/.exec(daemon.stdout())![1]!)
+    await page.waitForURL(/\/conversations$/)
+    await page.getByRole('link', { name: 'Settings' }).click()
+    await page.getByRole('button', { name: 'Notify this browser (Web Push)' }).click()
+    const channel = page.getByRole('list', { name: 'Channels' }).getByRole('listitem')
+    await expect.poll(() => channel.count(), { timeout: 30_000 }).toBe(1)
+    // The page subscribed once, with the daemon's VAPID key, for notifications it must show.
+    const asked = await page.evaluate(() => (globalThis as unknown as PageScope).__pushStub)
+    expect(asked).toEqual({ subscribed: 1, userVisibleOnly: true, applicationServerKey: publicKey })
+    const channels = await api<{ id: string; type: string; events: string[] }[]>(
+      'GET',
+      '/api/notifications/channels',
+    )
+    expect(channels.json).toHaveLength(1)
+    expect(channels.json[0]).toMatchObject({ type: 'webpush' })
+    expect(channels.json[0]!.events).toEqual(expect.arrayContaining(['approval.requested', 'run.finished']))
+    // The subscription's keys and endpoint never come back.
+    expect(JSON.stringify(channels.json)).not.toContain(subscription.json.keys.auth)
+    expect(JSON.stringify(channels.json)).not.toContain(subscription.json.endpoint)
+    await channel.getByRole('button', { name: 'Test' }).click()
+    const [tested] = await push.waitFor(1)
+    expect(tested!.message.event).toBe('notification.test')
+    await screenshot(page, 'web-push-settings')
+    await page.close()
+    expect(context.pages()).toEqual([])
+
+    // No tab open: the proposal is pushed.
+    const conversation = await api<{ id: string }>('POST', '/api/conversations', { agent: 'builtin' })
+    const run = await api<{ id: string }>('POST', `/api/conversations/${conversation.json.id}/messages`, {
+      text: 'Please create a file. FILE=pushed.txt',
+    })
+    expect(run.status, JSON.stringify(run.json)).toBe(202)
+    await waitForStatus(run.json.id, ['awaiting_confirmation'])
+    const [, pushed] = await push.waitFor(2)
+    const actions = await api<{ id: string; runId: string; createdAt: string }[]>('GET', '/api/actions')
+    const action = actions.json.find((candidate) => candidate.runId === run.json.id)!
+    console.log(
+      `web push latency ms (proposal stored → push service received): ${pushed!.at - Date.parse(action.createdAt)}`,
+    )
+    expect(pushed!.claims.sub).toBe('mailto:hangar@localhost')
+    expect(pushed!.message).toMatchObject({
+      event: 'approval.requested',
+      tag: action.id,
+      url: `${daemon.url}/conversations/${conversation.json.id}?action=${action.id}`,
+    })
+    expect(String(pushed!.message.body)).toContain('pushed.txt')
+    const link = String(pushed!.message.url)
+    // A link is never a credential.
+    expect(link).not.toMatch(/token|hgr_|session/)
+
+    // The link opens that card, marked, in the same signed-in browser; confirming there finishes the run.
+    page = await context.newPage()
+    page.on('pageerror', (error) => pageErrors.push(error.message))
+    await page.goto(link)
+    const card = page.locator(`[data-action-id="${action.id}"]`)
+    await card.waitFor({ timeout: 30_000 })
+    expect(await card.getAttribute('aria-current')).toBe('true')
+    await screenshot(page, 'web-push-linked-card')
+    await card.getByRole('button', { name: 'Confirm' }).click()
+    const [, , finished] = await push.waitFor(3, 60_000)
+    expect(finished!.message).toMatchObject({ event: 'run.finished' })
+    // A run's message is tagged with the run: the continuation the confirmation started.
+    const finishedRun = await api<{ status: string; conversationId: string; cwd: string }>(
+      'GET',
+      `/api/runs/${String(finished!.message.tag)}`,
+    )
+    expect(finishedRun.json).toMatchObject({ status: 'succeeded', conversationId: conversation.json.id })
+    expect(await readFile(path.join(finishedRun.json.cwd, 'pushed.txt'), 'utf8')).toBeTruthy()
+    expect(pageErrors).toEqual([])
+  }, 180_000)
+})
