@@ -10,7 +10,7 @@
 import { execFileSync } from 'node:child_process'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import type { Browser, BrowserContext } from 'playwright-core'
+import type { Browser, BrowserContext, Page, Worker } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
 import { createApiClient } from '../helpers/api-client.js'
@@ -80,6 +80,112 @@ function stubPushManager(json: { endpoint: string; keys: { p256dh: string; auth:
     current = make(bytes ? (bytes.slice().buffer as ArrayBuffer) : null)
     return current
   }
+}
+
+/** The service worker's globals the checks touch. */
+interface WorkerScope {
+  registration: {
+    getNotifications(filter?: {
+      tag?: string
+    }): Promise<{ title: string; body: string; tag: string; data: { url?: string } | null }[]>
+  }
+  clients: unknown
+  location: { origin: string }
+  dispatchEvent(event: Event): boolean
+}
+
+/**
+ * Delivers `message` to the page's service worker as its push service would (DevTools' push message: a
+ * trusted push event), and returns the notification its push handler showed.
+ */
+async function pushToServiceWorker(context: BrowserContext, page: Page, message: Record<string, unknown>) {
+  const origin = new URL(page.url()).origin
+  const cdp = await context.newCDPSession(page)
+  const registrations = new Map<string, string>()
+  cdp.on('ServiceWorker.workerRegistrationUpdated', (update) => {
+    for (const registration of update.registrations)
+      if (!registration.isDeleted) registrations.set(registration.scopeURL, registration.registrationId)
+  })
+  await cdp.send('ServiceWorker.enable')
+  await expect.poll(() => registrations.get(`${origin}/`), { timeout: 30_000 }).toBeTruthy()
+  await cdp.send('ServiceWorker.deliverPushMessage', {
+    origin,
+    registrationId: registrations.get(`${origin}/`)!,
+    data: JSON.stringify(message),
+  })
+  const worker = () => context.serviceWorkers().find((candidate) => candidate.url() === `${origin}/sw.js`)
+  await expect.poll(() => worker(), { timeout: 30_000 }).toBeTruthy()
+  const tag = String(message.tag)
+  let shown: Awaited<ReturnType<WorkerScope['registration']['getNotifications']>> = []
+  await expect
+    .poll(
+      async () => {
+        shown = await worker()!.evaluate(async (wanted) => {
+          const scope = globalThis as unknown as WorkerScope
+          // Notification's fields are getters: copied out, they cross to the test.
+          return (await scope.registration.getNotifications({ tag: wanted })).map(
+            ({ title, body, tag, data }) => ({ title, body, tag, data }),
+          )
+        }, tag)
+        return shown.length
+      },
+      { timeout: 30_000 },
+    )
+    .toBe(1)
+  await cdp.detach()
+  return { worker: worker()!, notification: shown[0]! }
+}
+
+/**
+ * Clicks notifications carrying these links in the service worker's notificationclick handler, with the
+ * browser's windows stood in for (no tab open, or one Hangar tab open); returns the URLs it would open.
+ */
+async function clickInServiceWorker(worker: Worker, links: (string | undefined)[]) {
+  return worker.evaluate(async (urls) => {
+    const scope = globalThis as unknown as WorkerScope
+    const click = async (url: string | undefined) => {
+      const pending: Promise<unknown>[] = []
+      const event = new Event('notificationclick')
+      Object.defineProperties(event, {
+        notification: { value: { data: url === undefined ? null : { url }, close: () => undefined } },
+        waitUntil: { value: (promise: Promise<unknown>) => pending.push(promise) },
+      })
+      scope.dispatchEvent(event)
+      await Promise.all(pending)
+    }
+    const opened: string[] = []
+    const navigated: string[] = []
+    let focused = 0
+    const tab = {
+      url: `${scope.location.origin}/conversations`,
+      navigate: async (url: string) => {
+        navigated.push(url)
+        return null
+      },
+      focus: async () => {
+        focused++
+      },
+    }
+    let windows: unknown[] = []
+    Object.defineProperty(scope, 'clients', {
+      configurable: true,
+      value: {
+        matchAll: async () => windows,
+        openWindow: async (url: string) => {
+          opened.push(url)
+          return null
+        },
+      },
+    })
+    try {
+      for (const url of urls) await click(url)
+      windows = [tab]
+      for (const url of urls) await click(url)
+    } finally {
+      delete (scope as { clients?: unknown }).clients
+    }
+    return { opened, navigated, focused }
+  }, links)
 }
 
 describe('web UI: Web Push', () => {
@@ -207,6 +313,28 @@ describe('web UI: Web Push', () => {
     )
     expect(finishedRun.json).toMatchObject({ status: 'succeeded', conversationId: conversation.json.id })
     expect(await readFile(path.join(finishedRun.json.cwd, 'pushed.txt'), 'utf8')).toBeTruthy()
+
+    // The service worker shows the proposal's message, and a click on it opens the same link — only ever
+    // a page of this origin, whatever a message says.
+    const { worker, notification } = await pushToServiceWorker(context, page, pushed!.message)
+    expect(notification).toMatchObject({
+      title: pushed!.message.title,
+      body: pushed!.message.body,
+      tag: action.id,
+      data: { url: link },
+    })
+    const clicked = await clickInServiceWorker(worker, [
+      notification.data!.url,
+      'https://evil.example/steal',
+      'javascript:alert(1)',
+      undefined,
+    ])
+    const home = `${daemon.url}/`
+    expect(clicked).toEqual({
+      opened: [link, home, home, home],
+      navigated: [link, home, home, home],
+      focused: 4,
+    })
     expect(pageErrors).toEqual([])
   }, 180_000)
 })
