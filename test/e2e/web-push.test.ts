@@ -138,11 +138,36 @@ async function pushToServiceWorker(context: BrowserContext, page: Page, message:
 
 /**
  * Clicks notifications carrying these links in the service worker's notificationclick handler, with the
- * browser's windows stood in for (no tab open, or one Hangar tab open); returns the URLs it would open.
+ * browser's windows stood in for: none open, a Hangar tab this worker controls, and one it does not (a
+ * hard-reloaded tab: its navigate() rejects with a TypeError, as the Service Workers spec says). Returns,
+ * per case, what the handler did with the windows, in order.
  */
 async function clickInServiceWorker(worker: Worker, links: (string | undefined)[]) {
   return worker.evaluate(async (urls) => {
     const scope = globalThis as unknown as WorkerScope
+    let did: string[] = []
+    let windows: unknown[] = []
+    const tab = (controlled: boolean) => ({
+      url: `${scope.location.origin}/conversations`,
+      navigate: async (url: string) => {
+        did.push(`navigate ${url}`)
+        if (!controlled) throw new TypeError('not controlled by this service worker')
+        return null
+      },
+      focus: async () => {
+        did.push('focus')
+      },
+    })
+    Object.defineProperty(scope, 'clients', {
+      configurable: true,
+      value: {
+        matchAll: async () => windows,
+        openWindow: async (url: string) => {
+          did.push(`open ${url}`)
+          return null
+        },
+      },
+    })
     const click = async (url: string | undefined) => {
       const pending: Promise<unknown>[] = []
       const event = new Event('notificationclick')
@@ -151,40 +176,28 @@ async function clickInServiceWorker(worker: Worker, links: (string | undefined)[
         waitUntil: { value: (promise: Promise<unknown>) => pending.push(promise) },
       })
       scope.dispatchEvent(event)
-      await Promise.all(pending)
+      try {
+        await Promise.all(pending)
+      } catch (error) {
+        did.push(`failed: ${String(error)}`)
+      }
     }
-    const opened: string[] = []
-    const navigated: string[] = []
-    let focused = 0
-    const tab = {
-      url: `${scope.location.origin}/conversations`,
-      navigate: async (url: string) => {
-        navigated.push(url)
-        return null
-      },
-      focus: async () => {
-        focused++
-      },
-    }
-    let windows: unknown[] = []
-    Object.defineProperty(scope, 'clients', {
-      configurable: true,
-      value: {
-        matchAll: async () => windows,
-        openWindow: async (url: string) => {
-          opened.push(url)
-          return null
-        },
-      },
-    })
+    const cases = { none: [] as unknown[], controlled: [tab(true)], uncontrolled: [tab(false)] }
+    const results: Record<string, string[][]> = {}
     try {
-      for (const url of urls) await click(url)
-      windows = [tab]
-      for (const url of urls) await click(url)
+      for (const [name, open] of Object.entries(cases)) {
+        windows = open
+        results[name] = []
+        for (const url of urls) {
+          did = []
+          await click(url)
+          results[name].push(did)
+        }
+      }
     } finally {
       delete (scope as { clients?: unknown }).clients
     }
-    return { opened, navigated, focused }
+    return results
   }, links)
 }
 
@@ -330,10 +343,12 @@ describe('web UI: Web Push', () => {
       undefined,
     ])
     const home = `${daemon.url}/`
+    const targets = [link, home, home, home]
     expect(clicked).toEqual({
-      opened: [link, home, home, home],
-      navigated: [link, home, home, home],
-      focused: 4,
+      none: targets.map((url) => [`open ${url}`]),
+      controlled: targets.map((url) => [`navigate ${url}`, 'focus']),
+      // A tab it cannot navigate: the link opens in a new one rather than nowhere.
+      uncontrolled: targets.map((url) => [`navigate ${url}`, `open ${url}`]),
     })
     expect(pageErrors).toEqual([])
   }, 180_000)
