@@ -8,6 +8,7 @@
 // permission request, its VAPID key, the service worker, the POST of subscription.toJSON() — is the real
 // code.
 import { execFileSync } from 'node:child_process'
+import { createECDH } from 'node:crypto'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Browser, BrowserContext, Page, Worker } from 'playwright-core'
@@ -21,6 +22,7 @@ import { makeTempDir } from '../helpers/store-engines.js'
 
 interface StubState {
   subscribed: number
+  unsubscribed: number
   userVisibleOnly: boolean | null
   applicationServerKey: string | null
 }
@@ -28,6 +30,8 @@ interface StubState {
 /** The page's globals the stub touches (the test compiles without the DOM library). */
 interface PageScope {
   __pushStub: StubState
+  /** Makes the browser hold a subscription made earlier with another application server key. */
+  __pushStubSeed(applicationServerKey: string): void
   PushManager: { prototype: Record<'subscribe' | 'getSubscription', unknown> }
 }
 type KeyInput = string | ArrayBuffer | ArrayBufferView | null | undefined
@@ -38,7 +42,12 @@ type KeyInput = string | ArrayBuffer | ArrayBufferView | null | undefined
  */
 function stubPushManager(json: { endpoint: string; keys: { p256dh: string; auth: string } }): void {
   const scope = globalThis as unknown as PageScope
-  const state: StubState = { subscribed: 0, userVisibleOnly: null, applicationServerKey: null }
+  const state: StubState = {
+    subscribed: 0,
+    unsubscribed: 0,
+    userVisibleOnly: null,
+    applicationServerKey: null,
+  }
   scope.__pushStub = state
   const base64url = (bytes: Uint8Array) =>
     btoa(String.fromCharCode(...bytes))
@@ -56,10 +65,14 @@ function stubPushManager(json: { endpoint: string; keys: { p256dh: string; auth:
       name === 'p256dh' || name === 'auth' ? fromBase64url(json.keys[name]).buffer : null,
     toJSON: () => ({ endpoint: json.endpoint, expirationTime: null, keys: { ...json.keys } }),
     unsubscribe: async () => {
+      state.unsubscribed++
       current = null
       return true
     },
   })
+  scope.__pushStubSeed = (key) => {
+    current = make(fromBase64url(key).buffer)
+  }
   scope.PushManager.prototype.getSubscription = async () => current
   scope.PushManager.prototype.subscribe = async (options?: {
     userVisibleOnly?: boolean
@@ -266,7 +279,12 @@ describe('web UI: Web Push', () => {
     await expect.poll(() => channel.count(), { timeout: 30_000 }).toBe(1)
     // The page subscribed once, with the daemon's VAPID key, for notifications it must show.
     const asked = await page.evaluate(() => (globalThis as unknown as PageScope).__pushStub)
-    expect(asked).toEqual({ subscribed: 1, userVisibleOnly: true, applicationServerKey: publicKey })
+    expect(asked).toEqual({
+      subscribed: 1,
+      unsubscribed: 0,
+      userVisibleOnly: true,
+      applicationServerKey: publicKey,
+    })
     const channels = await api<{ id: string; type: string; events: string[] }[]>(
       'GET',
       '/api/notifications/channels',
@@ -352,4 +370,30 @@ describe('web UI: Web Push', () => {
     })
     expect(pageErrors).toEqual([])
   }, 180_000)
+  it('replaces a subscription this browser made with another key (another instance on this origin)', async () => {
+    const { publicKey } = (await api<{ publicKey: string }>('GET', '/api/notifications/vapid-key')).json
+    const before = push.received.length
+    const page = await context.newPage()
+    page.on('pageerror', (error) => pageErrors.push(error.message))
+    await page.goto(`${daemon.url}/settings`)
+    await page.getByRole('heading', { name: 'Notifications' }).waitFor()
+    // Its push service would refuse every message signed with this instance's key for that subscription.
+    const otherKey = createECDH('prime256v1')
+    otherKey.generateKeys()
+    await page.evaluate(
+      (key) => (globalThis as unknown as PageScope).__pushStubSeed(key),
+      otherKey.getPublicKey().toString('base64url'),
+    )
+    await page.getByRole('button', { name: 'Notify this browser (Web Push)' }).click()
+    await expect
+      .poll(() => page.evaluate(() => (globalThis as unknown as PageScope).__pushStub))
+      .toEqual({ subscribed: 1, unsubscribed: 1, userVisibleOnly: true, applicationServerKey: publicKey })
+    const channel = page.getByRole('list', { name: 'Channels' }).getByRole('listitem')
+    await expect.poll(() => channel.count(), { timeout: 30_000 }).toBe(1)
+    await channel.getByRole('button', { name: 'Test' }).click()
+    const arrived = await push.waitFor(before + 1)
+    expect(arrived[before]!.message.event).toBe('notification.test')
+    await page.close()
+    expect(pageErrors).toEqual([])
+  }, 120_000)
 })
