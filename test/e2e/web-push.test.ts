@@ -6,7 +6,9 @@
 // any page script runs, subscribe/getSubscription are replaced by a stub that hands out a subscription
 // whose endpoint is the test's push service and whose keys the test made. Everything else — the UI's
 // permission request, its VAPID key, the service worker, the POST of subscription.toJSON() — is the real
-// code.
+// code. The service worker's own push handler gets the same message (DevTools' push delivery) and its
+// notificationclick handler is run with the browser's windows stood in for. A subscription the browser
+// made with another instance's key is replaced, not reused.
 import { execFileSync } from 'node:child_process'
 import { createECDH } from 'node:crypto'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
