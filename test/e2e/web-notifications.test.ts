@@ -1,8 +1,7 @@
 // Notifications in real Chromium against a real daemon: Settings adds a webhook and shows its signing
 // secret once; Test delivers a signed message; with no tab open, a built-in run's proposal reaches the
 // webhook, and its link, opened in a fresh tab, shows that card (marked) where a signed-in user approves
-// it; the run's end is notified too. (Web Push subscribing needs the browser's vendor push service,
-// which is not on loopback: the push path is proven by test/e2e/notifications.test.ts's push service.)
+// it; the run's end is notified too. (Web Push in the browser: test/e2e/web-push.test.ts.)
 import { execFileSync } from 'node:child_process'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'

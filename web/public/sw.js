@@ -83,7 +83,13 @@ self.addEventListener('notificationclick', (event) => {
   event.waitUntil(
     self.clients.matchAll({ type: 'window', includeUncontrolled: true }).then((windows) => {
       const open = windows.find((client) => client.url.startsWith(self.location.origin))
-      if (open) return open.navigate(url).then((client) => (client ?? open).focus())
+      if (open)
+        return open.navigate(url).then(
+          (client) => (client ?? open).focus(),
+          // A tab this worker does not control (say, after a hard reload) cannot be navigated from here:
+          // the link opens in a new one rather than nowhere.
+          () => self.clients.openWindow(url),
+        )
       return self.clients.openWindow(url)
     }),
   )

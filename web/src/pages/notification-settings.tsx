@@ -46,6 +46,27 @@ function keyBytes(base64url: string): Uint8Array<ArrayBuffer> {
   return bytes
 }
 
+function sameBytes(a: ArrayBuffer | null, b: Uint8Array): boolean {
+  if (!a || a.byteLength !== b.length) return false
+  const bytes = new Uint8Array(a)
+  return bytes.every((byte, index) => byte === b[index])
+}
+
+/**
+ * This browser's subscription for this instance's key. One made earlier with another key (another
+ * instance on this origin, or its keys were made anew) is dropped: its push service refuses every message
+ * this instance signs for it, and subscribe() refuses a second key while it exists.
+ */
+async function subscribeWith(
+  pushManager: PushManager,
+  key: Uint8Array<ArrayBuffer>,
+): Promise<PushSubscription> {
+  const existing = await pushManager.getSubscription()
+  if (existing && sameBytes(existing.options.applicationServerKey, key)) return existing
+  await existing?.unsubscribe()
+  return pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key })
+}
+
 export function NotificationSettingsSection() {
   const toast = useToast()
   const channels = useResource<Channel[]>('/api/notifications/channels')
@@ -68,12 +89,7 @@ export function NotificationSettingsSection() {
       }
       const { publicKey } = await api<{ publicKey: string }>('GET', '/api/notifications/vapid-key')
       const registration = await navigator.serviceWorker.ready
-      const subscription =
-        (await registration.pushManager.getSubscription()) ??
-        (await registration.pushManager.subscribe({
-          userVisibleOnly: true,
-          applicationServerKey: keyBytes(publicKey),
-        }))
+      const subscription = await subscribeWith(registration.pushManager, keyBytes(publicKey))
       await api('POST', '/api/notifications/channels', {
         type: 'webpush',
         subscription: subscription.toJSON(),
