@@ -3,7 +3,7 @@
 // and Land, which merges (or squashes, or rebases) the work into the branch it came from. Comments already
 // sent stay next to their lines, marked "outdated" once the lines under them changed (the page reloads as
 // runs end, so the agent's follow-up shows).
-import { Fragment, useCallback, useEffect, useState } from 'react'
+import { Fragment, useCallback, useEffect, useRef, useState } from 'react'
 import { useToast } from '../components/toasts'
 import { useActivity } from '../lib/activity'
 import { api } from '../lib/api'
@@ -94,16 +94,18 @@ export function ReviewPage({ id }: { id: string }) {
   const [strategy, setStrategy] = useState('merge')
   const [landed, setLanded] = useState<string>()
 
+  // Loads overlap (a run ending while a land answers): only the latest one's answers are shown.
+  const latestLoad = useRef(0)
   const load = useCallback(() => {
     if (!workspaceId) return
-    api<ChangeSetView>('GET', `/api/workspaces/${encodeURIComponent(workspaceId)}/diff`).then(
-      setDiff,
+    const current = ++latestLoad.current
+    const fresh = () => current === latestLoad.current
+    const base = `/api/workspaces/${encodeURIComponent(workspaceId)}`
+    api<ChangeSetView>('GET', `${base}/diff`).then((result) => fresh() && setDiff(result), toast.error)
+    api<{ comments: StoredComment[] }>('GET', `${base}/review`).then(
+      (result) => fresh() && setComments(result.comments),
       toast.error,
     )
-    api<{ comments: StoredComment[] }>(
-      'GET',
-      `/api/workspaces/${encodeURIComponent(workspaceId)}/review`,
-    ).then((result) => setComments(result.comments), toast.error)
   }, [workspaceId, toast])
   useEffect(load, [load])
   useActivity(() => load())
