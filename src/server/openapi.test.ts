@@ -52,6 +52,27 @@ describe('openapi', () => {
     expect(Object.keys(document.paths)).toEqual(
       expect.arrayContaining(['/api/runs', '/api/runs/{id}/events', '/api/actions/{id}/confirm']),
     )
+    // Review and land, and compare attempts (issue 22).
+    const methodsOf = (route: string) => Object.keys(document.paths[route] ?? {}).sort()
+    expect(methodsOf('/api/workspaces/{id}/diff')).toEqual(['get'])
+    expect(methodsOf('/api/workspaces/{id}/review')).toEqual(['get', 'post'])
+    expect(methodsOf('/api/workspaces/{id}/land')).toEqual(['post'])
+    expect(methodsOf('/api/workspaces/{id}/resolve-conflicts')).toEqual(['post'])
+    expect(methodsOf('/api/attempts')).toEqual(['get', 'post'])
+    expect(methodsOf('/api/attempts/{id}')).toEqual(['get'])
+    expect(methodsOf('/api/attempts/{id}/pick')).toEqual(['post'])
+    expect(
+      document.paths['/api/workspaces/{id}/diff']!.get!.parameters!.map((parameter) => parameter.name),
+    ).toEqual(['id', 'base', 'stat'])
+    const landBody = document.paths['/api/workspaces/{id}/land']!.post!.requestBody!.content[
+      'application/json'
+    ].schema as unknown as { properties: Record<string, unknown> }
+    expect(Object.keys(landBody.properties)).toEqual(
+      expect.arrayContaining(['into', 'strategy', 'message', 'removeWorkspace']),
+    )
+    expect(document.components.schemas.ReviewComment).toMatchObject({
+      properties: { outdated: { type: 'boolean' } },
+    })
     const runBody = document.paths['/api/runs']!.post!.requestBody!.content['application/json']
       .schema as unknown as {
       required: string[]

@@ -8,6 +8,7 @@ import { submitRunSchema } from '../runs/submit-run.js'
 import { triggerCreateSchema } from './routes/trigger-routes.js'
 import { projectCreateSchema, projectUpdateSchema } from './routes/project-routes.js'
 import { approveWorkspaceConfigSchema } from './routes/workspace-routes.js'
+import { landSchema, resolveSchema, reviewSchema } from './routes/review-routes.js'
 import { createChannelSchema } from './routes/notification-routes.js'
 
 interface Operation {
@@ -60,6 +61,27 @@ const WORKSPACE = {
     status: { type: 'string', enum: ['active', 'removed'] },
     createdAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },
+  },
+}
+
+const REVIEW_COMMENT = {
+  type: 'object',
+  description: 'A comment on lines of a workspace file, sent to its agent as part of a review',
+  required: ['id', 'workspaceId', 'reviewId', 'path', 'startLine', 'endLine', 'body', 'quoted', 'outdated'],
+  properties: {
+    id: { type: 'string' },
+    workspaceId: { type: 'string' },
+    reviewId: { type: 'string', description: 'The comments sent together share it' },
+    path: { type: 'string', description: 'The file, relative to the workspace' },
+    startLine: { type: 'integer', minimum: 1 },
+    endLine: { type: 'integer', minimum: 1 },
+    body: { type: 'string' },
+    quoted: { type: 'string', description: 'The lines commented on, as they were' },
+    commit: { type: 'string' },
+    blob: { type: 'string', description: "The file's blob when commented on" },
+    runId: { ...nullable('string'), description: 'The run the review was sent in' },
+    createdAt: { type: 'string', format: 'date-time' },
+    outdated: { type: 'boolean', description: 'The lines under it changed since (or the file is gone)' },
   },
 }
 
@@ -435,6 +457,65 @@ const OPERATIONS: Operation[] = [
   },
   {
     method: 'get',
+    path: '/api/workspaces/{id}/diff',
+    summary:
+      "A workspace's change set against its base: files with status, diff stats and patches (uncommitted ones marked), the agents' commits, uncommitted work and totals",
+    query: [
+      {
+        name: 'base',
+        description: 'Compare against this branch or commit (its merge-base) instead of the workspace base',
+        schema: { type: 'string' },
+      },
+      { name: 'stat', description: '1 or true: stats only, no patches', schema: { type: 'string' } },
+    ],
+    response: {
+      type: 'object',
+      required: ['base', 'baseBranch', 'head', 'files', 'commits', 'uncommitted', 'stats'],
+      properties: {
+        base: { type: 'string', description: 'The commit compared against' },
+        baseBranch: nullable('string'),
+        head: { type: 'string' },
+        files: { type: 'array', items: { type: 'object' } },
+        commits: { type: 'array', items: { type: 'object' } },
+        uncommitted: { type: 'object' },
+        stats: { type: 'object' },
+      },
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/workspaces/{id}/review',
+    summary:
+      "A workspace's stored review comments, each with the lines it quotes and `outdated` when those lines changed since",
+    response: {
+      type: 'object',
+      required: ['comments'],
+      properties: { comments: { type: 'array', items: ref('ReviewComment') } },
+    },
+  },
+  {
+    method: 'post',
+    path: '/api/workspaces/{id}/review',
+    summary:
+      "Comment on lines of the workspace's files and send them to its conversation's agent as one message (202 { run, comments }; 400 for a file or line that is not there)",
+    body: reviewSchema,
+  },
+  {
+    method: 'post',
+    path: '/api/workspaces/{id}/land',
+    summary:
+      "Land the workspace into a branch of the user's repository (merge, squash or rebase; uncommitted work committed first). Session or the approve scope; 409 for a dirty target checkout, a conflict (with the files; the repository untouched) or a land already going",
+    body: landSchema,
+  },
+  {
+    method: 'post',
+    path: '/api/workspaces/{id}/resolve-conflicts',
+    summary:
+      'Start a run in the workspace that merges the target into it and resolves the conflicts its land would meet (202 { run, into, conflicts }); land again after it ends',
+    body: resolveSchema,
+  },
+  {
+    method: 'get',
     path: '/api/projects',
     summary: 'The projects the caller may use (the owner: all, with their members)',
     response: {
@@ -671,6 +752,7 @@ export function createOpenApiDocument(version: string): Record<string, unknown> 
         Project: PROJECT,
         WorkspaceDetails: WORKSPACE_DETAILS,
         WorkspaceRemoval: WORKSPACE_REMOVAL,
+        ReviewComment: REVIEW_COMMENT,
       },
     },
     paths,

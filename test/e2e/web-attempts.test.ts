@@ -2,7 +2,8 @@
 // conversations page starts one prompt with two agents (the Cursor Agent stand-in: `writer` writes the
 // FILE= of the prompt, `reader` is read-only), the comparison view shows them side by side with the
 // project's real check command (`test -f notes.txt`) passing for one and failing for the other, and a pick
-// keeps the writer and removes the reader's worktree.
+// keeps the writer and removes the reader's worktree and branch; then "Review and land" on the picked attempt
+// opens its Review tab, a merge lands it, and the target branch has exactly the writer's tree.
 // Screenshot: test-artifacts/web-ui/attempts-compared.png (its path is printed).
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
@@ -21,17 +22,19 @@ const FAKE_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 
 describe('web UI: compare attempts', () => {
   let root: string
+  let shop: string
   let dataDir: string
   let daemon: RunningDaemon
   let browser: Browser
   let page: Page
   let token = ''
+  let discarded: { path: string; branch: string | null }
   const { api } = createApiClient(() => ({ url: daemon.url, token }))
   const pageErrors: string[] = []
 
   beforeAll(async () => {
     root = await makeTempDir('hangar-web-attempts-')
-    const shop = path.join(root, 'shop')
+    shop = path.join(root, 'shop')
     dataDir = path.join(root, 'data')
     await mkdir(shop)
     await writeFile(
@@ -101,7 +104,10 @@ describe('web UI: compare attempts', () => {
 
     const before = (await api<AttemptGroup>('GET', `/api/attempts/${id}`)).json
     const readerWorkspace = (
-      await api<{ id: string; path: string }>('GET', `/api/workspaces/${before.attempts[1]!.workspaceId}`)
+      await api<{ id: string; path: string; branch: string | null }>(
+        'GET',
+        `/api/workspaces/${before.attempts[1]!.workspaceId}`,
+      )
     ).json
     await writer.getByRole('button', { name: 'Pick writer' }).click()
     await expect.poll(() => writer.getAttribute('data-picked'), { timeout: 30_000 }).toBe('true')
@@ -109,6 +115,44 @@ describe('web UI: compare attempts', () => {
     const after = (await api<AttemptGroup>('GET', `/api/attempts/${id}`)).json
     expect(after.pickedConversationId).toBe(before.attempts[0]!.conversationId)
     expect(existsSync(readerWorkspace.path)).toBe(false)
+    discarded = readerWorkspace
     expect(pageErrors).toEqual([])
   }, 240_000)
+
+  it('goes from the picked attempt to its Review tab and lands it: the branch has exactly its tree', async () => {
+    const { json: groups } = await api<{ attempts: AttemptGroup[] }>('GET', '/api/attempts')
+    const group = groups.attempts[0]!
+    const writerAttempt = group.attempts.find((attempt) => attempt.picked)!
+    expect(writerAttempt.agent).toBe('writer')
+    const picked = (await api<{ path: string }>('GET', `/api/workspaces/${writerAttempt.workspaceId}`)).json
+    await page.goto(`${daemon.url}/attempts/${group.id}`)
+    const writer = page
+      .getByRole('table', { name: 'Attempts side by side' })
+      .locator('tbody tr')
+      .filter({ hasText: 'writer' })
+    await writer.getByRole('link', { name: 'Review and land' }).click()
+    await page.waitForURL(new RegExp(`/conversations/${writerAttempt.conversationId}/review$`))
+    await page
+      .getByRole('navigation', { name: 'Changed files' })
+      .getByText('A notes.txt')
+      .waitFor({ timeout: 15_000 })
+    await page.getByRole('combobox', { name: 'Strategy' }).selectOption('merge')
+    await page.getByRole('button', { name: 'Land' }).click()
+    const status = page.getByRole('status').getByText(/Landed into (\S+) at [0-9a-f]{12}/)
+    await status.waitFor({ timeout: 30_000 })
+    const into = /Landed into (\S+) at/.exec((await status.textContent())!)![1]!
+    const git = (cwd: string, ...args: string[]) =>
+      execFileSync('git', args, { cwd, encoding: 'utf8' }).trim()
+    expect(git(shop, 'rev-parse', `${into}^{tree}`)).toBe(git(picked.path, 'rev-parse', 'HEAD^{tree}'))
+    expect(git(shop, 'ls-tree', '--name-only', into)).toContain('notes.txt')
+    // The discarded attempt: no worktree (on disk or in git's list), no branch.
+    expect(discarded.branch).toMatch(/^hangar\//)
+    expect(git(shop, 'branch', '--list', discarded.branch!)).toBe('')
+    const worktrees = git(shop, 'worktree', 'list', '--porcelain')
+    expect(worktrees).toContain(picked.path)
+    expect(worktrees).not.toContain(discarded.path)
+    expect(existsSync(discarded.path)).toBe(false)
+    expect(git(shop, 'status', '--porcelain')).toBe('')
+    expect(pageErrors).toEqual([])
+  }, 120_000)
 })

@@ -227,7 +227,14 @@ export function AttemptPage({ id }: { id: string }) {
               >
                 <td>
                   <Link to={`/conversations/${attempt.conversationId}`}>{attempt.agent}</Link>
-                  {attempt.picked && <div className="small">picked</div>}
+                  {attempt.picked && (
+                    <div className="small">
+                      picked ·{' '}
+                      <Link to={`/conversations/${encodeURIComponent(attempt.conversationId)}/review`}>
+                        Review and land
+                      </Link>
+                    </div>
+                  )}
                   {attempt.discardedAt && <div className="muted small">discarded</div>}
                 </td>
                 <td>
@@ -277,10 +284,7 @@ export function AttemptPage({ id }: { id: string }) {
         </label>
       )}
       {data.pickedConversationId && (
-        <p className="small">
-          Picked. Land it from{' '}
-          <Link to={`/conversations/${data.pickedConversationId}`}>its conversation's workspace</Link>.
-        </p>
+        <p className="small">Picked. Land it from its conversation's Review tab (Review and land, above).</p>
       )}
     </div>
   )

@@ -1,8 +1,11 @@
 // A conversation's workspace under review: its changed files (uncommitted ones marked), each file's diff
 // with the new side's line numbers, comments on lines collected into one review and sent to the agent,
-// and Land, which merges (or squashes, or rebases) the work into the branch it came from.
-import { useCallback, useEffect, useState } from 'react'
+// and Land, which merges (or squashes, or rebases) the work into the branch it came from. Comments already
+// sent stay next to their lines, marked "outdated" once the lines under them changed (the page reloads as
+// runs end, so the agent's follow-up shows).
+import { Fragment, useCallback, useEffect, useRef, useState } from 'react'
 import { useToast } from '../components/toasts'
+import { useActivity } from '../lib/activity'
 import { api } from '../lib/api'
 import { Link } from '../lib/router'
 import type { ConversationDetail } from '../lib/types'
@@ -28,11 +31,36 @@ interface Draft {
   endLine: number
   body: string
 }
+interface StoredComment extends Draft {
+  id: string
+  createdAt: string
+  outdated: boolean
+}
 interface DiffLine {
   text: string
   kind: 'add' | 'del' | 'ctx' | 'hunk'
   /** The line's number in the file as it is now (absent for removed lines and hunk headers). */
   line?: number
+}
+
+function CommentNote({ comment }: { comment: StoredComment }) {
+  const lines =
+    comment.startLine === comment.endLine
+      ? `line ${comment.startLine}`
+      : `lines ${comment.startLine}-${comment.endLine}`
+  return (
+    <div
+      className="review-comment"
+      role="note"
+      aria-label={`Comment on ${comment.path} ${lines}`}
+      data-outdated={comment.outdated ? 'true' : undefined}
+    >
+      <span className="small muted">
+        {comment.path}, {lines}
+      </span>{' '}
+      {comment.outdated && <span className="badge badge-warn">outdated</span>} {comment.body}
+    </div>
+  )
 }
 
 /** The patch's body lines, each with its new-side line number. */
@@ -59,20 +87,28 @@ export function ReviewPage({ id }: { id: string }) {
   const conversation = useResource<ConversationDetail>(`/api/conversations/${encodeURIComponent(id)}`)
   const workspaceId = conversation.data?.workspaceId ?? null
   const [diff, setDiff] = useState<ChangeSetView>()
+  const [comments, setComments] = useState<StoredComment[]>([])
   const [selected, setSelected] = useState<{ path: string; startLine: number; endLine: number }>()
   const [body, setBody] = useState('')
   const [drafts, setDrafts] = useState<Draft[]>([])
   const [strategy, setStrategy] = useState('merge')
   const [landed, setLanded] = useState<string>()
 
+  // Loads overlap (a run ending while a land answers): only the latest one's answers are shown.
+  const latestLoad = useRef(0)
   const load = useCallback(() => {
     if (!workspaceId) return
-    api<ChangeSetView>('GET', `/api/workspaces/${encodeURIComponent(workspaceId)}/diff`).then(
-      setDiff,
+    const current = ++latestLoad.current
+    const fresh = () => current === latestLoad.current
+    const base = `/api/workspaces/${encodeURIComponent(workspaceId)}`
+    api<ChangeSetView>('GET', `${base}/diff`).then((result) => fresh() && setDiff(result), toast.error)
+    api<{ comments: StoredComment[] }>('GET', `${base}/review`).then(
+      (result) => fresh() && setComments(result.comments),
       toast.error,
     )
   }, [workspaceId, toast])
   useEffect(load, [load])
+  useActivity(() => load())
 
   const pick = (path: string, line: number, extend: boolean) =>
     setSelected((current) =>
@@ -89,6 +125,7 @@ export function ReviewPage({ id }: { id: string }) {
         { comments: drafts },
       )
       setDrafts([])
+      load()
       toast.success(`Review sent; the agent answers in run ${sent.run.id}`)
     } catch (error) {
       toast.error(error)
@@ -140,33 +177,68 @@ export function ReviewPage({ id }: { id: string }) {
               ))}
             </ul>
           </nav>
-          {diff.files.map((file) => (
-            <section key={file.path} id={`file-${file.path}`} aria-label={`Diff of ${file.path}`}>
-              <h2 className="small">{file.path}</h2>
-              <pre className="diff">
-                {diffLines(file.patch ?? '').map((row, index) => {
-                  const isSelected =
-                    row.line !== undefined &&
-                    selected?.path === file.path &&
-                    row.line >= selected.startLine &&
-                    row.line <= selected.endLine
-                  return (
-                    <div
-                      key={index}
-                      className={`diff-${row.kind}${isSelected ? ' selected' : ''}`}
-                      data-line={row.line}
-                      aria-label={row.line !== undefined ? `${file.path} line ${row.line}` : undefined}
-                      role={row.line !== undefined ? 'button' : undefined}
-                      onClick={(event) => row.line !== undefined && pick(file.path, row.line, event.shiftKey)}
-                    >
-                      <span className="muted">{String(row.line ?? '').padStart(4)} </span>
-                      {row.text}
-                    </div>
-                  )
-                })}
-              </pre>
+          {diff.files.map((file) => {
+            const rows = diffLines(file.patch ?? '')
+            // Where each new-side line first shows: a comment goes under its last line, once.
+            const firstRow = new Map<number, number>()
+            rows.forEach((row, index) => {
+              if (row.line !== undefined && !firstRow.has(row.line)) firstRow.set(row.line, index)
+            })
+            const onFile = comments.filter((comment) => comment.path === file.path)
+            const placed = onFile.filter((comment) => firstRow.has(comment.endLine))
+            return (
+              <section key={file.path} id={`file-${file.path}`} aria-label={`Diff of ${file.path}`}>
+                <h2 className="small">{file.path}</h2>
+                <pre className="diff">
+                  {rows.map((row, index) => {
+                    const isSelected =
+                      row.line !== undefined &&
+                      selected?.path === file.path &&
+                      row.line >= selected.startLine &&
+                      row.line <= selected.endLine
+                    const here =
+                      row.line !== undefined && firstRow.get(row.line) === index
+                        ? placed.filter((comment) => comment.endLine === row.line)
+                        : []
+                    return (
+                      <Fragment key={index}>
+                        <div
+                          className={`diff-${row.kind}${isSelected ? ' selected' : ''}`}
+                          data-line={row.line}
+                          aria-label={row.line !== undefined ? `${file.path} line ${row.line}` : undefined}
+                          role={row.line !== undefined ? 'button' : undefined}
+                          onClick={(event) =>
+                            row.line !== undefined && pick(file.path, row.line, event.shiftKey)
+                          }
+                        >
+                          <span className="muted">{String(row.line ?? '').padStart(4)} </span>
+                          {row.text}
+                        </div>
+                        {here.map((comment) => (
+                          <CommentNote key={comment.id} comment={comment} />
+                        ))}
+                      </Fragment>
+                    )
+                  })}
+                </pre>
+                {onFile
+                  .filter((comment) => !placed.includes(comment))
+                  .map((comment) => (
+                    <CommentNote key={comment.id} comment={comment} />
+                  ))}
+              </section>
+            )
+          })}
+          {comments.some((comment) => !diff.files.some((file) => file.path === comment.path)) && (
+            <section aria-label="Comments on files without changes">
+              <h2 className="small">Comments on files without changes</h2>
+              {comments
+                .filter((comment) => !diff.files.some((file) => file.path === comment.path))
+                .map((comment) => (
+                  <CommentNote key={comment.id} comment={comment} />
+                ))}
             </section>
-          ))}
+          )}
           {selected && (
             <div role="group" aria-label="New comment">
               <p className="small">
