@@ -95,7 +95,7 @@ describe('web UI: agents shown as they are (issue 20 item 3)', { timeout: 180_00
     expect(await alerts.first().textContent()).toContain('no agent can run here')
 
     // The Agents page says the same of the built-in agent: not "ready", and the fix.
-    await page.getByRole('link', { name: 'Agents' }).click()
+    await page.getByRole('link', { name: 'Agents', exact: true }).click()
     const row = page.locator('tr[data-adapter="builtin"]')
     await expect.poll(() => row.textContent()).toContain('needs a provider')
     expect(await row.textContent()).not.toContain('ready')

@@ -43,7 +43,7 @@ describe('web UI: profile permissions (issue 18 item 8)', () => {
     const link = /Sign in: (\S+)/.exec(daemon.stdout())?.[1]
     await page.goto(link!)
     await page.waitForURL(/\/conversations$/)
-    await page.getByRole('link', { name: 'Agents' }).click()
+    await page.getByRole('link', { name: 'Agents', exact: true }).click()
     await expect
       .poll(() =>
         page.locator('[data-adapter="claude-code"] [data-testid="permission-default"]').textContent(),

@@ -226,7 +226,7 @@ describe('web UI', () => {
   }, 60_000)
 
   it('creates a profile in the UI, and offers the fallback agent when its run fails', async () => {
-    await page.getByRole('link', { name: 'Agents' }).click()
+    await page.getByRole('link', { name: 'Agents', exact: true }).click()
     await page.getByRole('button', { name: 'New profile' }).click()
     const form = page.getByRole('form', { name: 'New profile' })
     // Refused by the daemon: its own message, in a toast.
@@ -310,7 +310,7 @@ describe('web UI', () => {
       .toMatch(/agent "offline" has proxy: false/)
 
     // The Agents page: the profile's validation warning, told apart from an error (a note, not an alert).
-    await page.getByRole('link', { name: 'Agents' }).click()
+    await page.getByRole('link', { name: 'Agents', exact: true }).click()
     const profile = page.locator('[data-profile="offline"]')
     await expect
       .poll(() => profile.locator('.field-warning').textContent())
