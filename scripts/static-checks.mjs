@@ -6,7 +6,8 @@
 //   adapters and providers never import server or store; only main.ts imports server; main never imports cli;
 // - the web UI imports nothing of ours but src/core;
 // - no skipped, todo or focused tests;
-// - files stay small (800 lines at most).
+// - files stay small (800 lines at most);
+// - better-sqlite3 is loaded only by src/store/sqlite-driver.ts, which picks 12 or 13 for the running Node.
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 
@@ -51,6 +52,14 @@ for (const file of sources) {
   const name = relative(file)
   const lines = text.split('\n').length
   if (lines > 800) problems.push(`${name}: ${lines} lines (the cap is 800: split it by concern)`)
+  if (
+    name !== 'src/store/sqlite-driver.ts' &&
+    (/(?:^|\n)\s*import\s+(?!type\b)[^'"]*?from\s+['"]better-sqlite3['"]/.test(text) ||
+      /require\(\s*['"]better-sqlite3['"]\s*\)/.test(text))
+  )
+    problems.push(
+      `${name}: loads better-sqlite3 itself (use openSqliteFile of src/store/sqlite-driver.ts: on Node 22+ the driver is better-sqlite3 13)`,
+    )
 
   if (name.startsWith('src/') && !name.endsWith('.test.ts')) {
     if (/['"`]remote['"`]\s*,\s*['"`](add|set-url)/.test(text) || /git remote (add|set-url)/.test(text)) {

@@ -1,12 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import SqliteDatabase from 'better-sqlite3'
+import type SqliteDatabase from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createCommitWatch } from './sqlite-commit-watch.js'
+import { openSqliteFile } from './sqlite-driver.js'
 
 function open(file: string) {
-  const sqlite = new SqliteDatabase(file)
+  const sqlite = openSqliteFile(file)
   sqlite.pragma('journal_mode = WAL')
   return sqlite
 }
