@@ -9,7 +9,13 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApiClient } from '../helpers/api-client.js'
 import { gitIn } from '../helpers/git-fixture.js'
-import { cleanEnv, type RunningDaemon, runHangar, startDaemon } from '../helpers/hangar-cli.js'
+import {
+  cleanEnv,
+  readDaemonToken,
+  runHangar,
+  type RunningDaemon,
+  startDaemon,
+} from '../helpers/hangar-cli.js'
 import { makeTempDir } from '../helpers/store-engines.js'
 
 const FAKE_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/bin')
@@ -85,7 +91,7 @@ describe('review and land through the daemon and the CLI', { timeout: 180_000 },
       HOME: root,
     })
     daemon = await startDaemon(['--data-dir', dataDir], { env, cwd: project })
-    token = (JSON.parse(await readFile(path.join(dataDir, 'daemon.json'), 'utf8')) as { token: string }).token
+    token = await readDaemonToken(dataDir)
   })
 
   afterAll(async () => {

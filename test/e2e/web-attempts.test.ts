@@ -7,7 +7,7 @@
 // Screenshot: test-artifacts/web-ui/attempts-compared.png (its path is printed).
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Browser, Page } from 'playwright-core'
@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AttemptGroup } from '../../src/core/api-types.js'
 import { createApiClient } from '../helpers/api-client.js'
 import { launchChromium, screenshot } from '../helpers/browser.js'
-import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
+import { cleanEnv, readDaemonToken, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
 import { makeTempDir } from '../helpers/store-engines.js'
 
 const FAKE_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/bin')
@@ -60,7 +60,7 @@ describe('web UI: compare attempts', () => {
       cwd: shop,
       timeoutMs: 60_000,
     })
-    token = (JSON.parse(await readFile(path.join(dataDir, 'daemon.json'), 'utf8')) as { token: string }).token
+    token = await readDaemonToken(dataDir)
     browser = await launchChromium()
     page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage()
     page.on('pageerror', (error) => pageErrors.push(error.message))
@@ -73,9 +73,7 @@ describe('web UI: compare attempts', () => {
   })
 
   it('starts attempts, shows them side by side with their checks, and picks one', async () => {
-    const link = /Sign in: (\S+)/.exec(daemon.stdout())?.[1]
-    expect(link, daemon.stdout()).toBeDefined()
-    await page.goto(link!)
+    await page.goto(daemon.signInLink)
     await page.waitForURL(/\/conversations$/)
     await page.getByRole('link', { name: 'Try with several agents' }).click()
     await page.waitForURL(/\/attempts$/)

@@ -3,14 +3,20 @@
 // webhook, and its link, opened in a fresh tab, shows that card (marked) where a signed-in user approves
 // it; the run's end is notified too. (Web Push in the browser: test/e2e/web-push.test.ts.)
 import { execFileSync } from 'node:child_process'
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Browser, BrowserContext } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
 import { createApiClient } from '../helpers/api-client.js'
 import { launchChromium, screenshot } from '../helpers/browser.js'
-import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
+import {
+  cleanEnv,
+  createToken,
+  readDaemonToken,
+  type RunningDaemon,
+  startDaemon,
+} from '../helpers/hangar-cli.js'
 import { startWebhookReceiver } from '../helpers/notification-receivers.js'
 import { makeTempDir } from '../helpers/store-engines.js'
 
@@ -42,15 +48,7 @@ describe('web UI: notifications', () => {
       ANTHROPIC_BASE_URL: mock.url,
     })
     daemon = await startDaemon(['--data-dir', dataDir], { env, cwd: project, timeoutMs: 60_000 })
-    const cliToken = (
-      JSON.parse(await readFile(path.join(dataDir, 'daemon.json'), 'utf8')) as { token: string }
-    ).token
-    const created = await fetch(`${daemon.url}/api/tokens`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${cliToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'notify', scopes: ['approve'] }),
-    })
-    token = ((await created.json()) as { token: string }).token
+    token = await createToken(daemon.url, await readDaemonToken(dataDir), 'notify', ['approve'])
     browser = await launchChromium()
     context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
   }, 120_000)
@@ -66,7 +64,7 @@ describe('web UI: notifications', () => {
     let page = await context.newPage()
     page.on('pageerror', (error) => pageErrors.push(error.message))
     page.on('dialog', (dialog) => void dialog.accept())
-    await page.goto(/Sign in: (\S+)/.exec(daemon.stdout())![1]!)
+    await page.goto(daemon.signInLink)
     await page.waitForURL(/\/conversations$/)
     await page.getByRole('link', { name: 'Settings' }).click()
     const form = page.getByRole('form', { name: 'Add a webhook' })

@@ -18,7 +18,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
 import { createApiClient } from '../helpers/api-client.js'
 import { launchChromium, screenshot } from '../helpers/browser.js'
-import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
+import {
+  cleanEnv,
+  createToken,
+  readDaemonToken,
+  type RunningDaemon,
+  startDaemon,
+} from '../helpers/hangar-cli.js'
 import { startPushService } from '../helpers/notification-receivers.js'
 import { makeTempDir } from '../helpers/store-engines.js'
 
@@ -244,15 +250,7 @@ describe('web UI: Web Push', () => {
       ANTHROPIC_BASE_URL: mock.url,
     })
     daemon = await startDaemon(['--data-dir', dataDir], { env, cwd: project, timeoutMs: 60_000 })
-    const cliToken = (
-      JSON.parse(await readFile(path.join(dataDir, 'daemon.json'), 'utf8')) as { token: string }
-    ).token
-    const created = await fetch(`${daemon.url}/api/tokens`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${cliToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'push', scopes: ['approve'] }),
-    })
-    token = ((await created.json()) as { token: string }).token
+    token = await createToken(daemon.url, await readDaemonToken(dataDir), 'push', ['approve'])
     browser = await launchChromium()
     context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
     await context.grantPermissions(['notifications'], { origin: daemon.url })
@@ -273,7 +271,7 @@ describe('web UI: Web Push', () => {
 
     let page = await context.newPage()
     page.on('pageerror', (error) => pageErrors.push(error.message))
-    await page.goto(/Sign in: (\S+)/.exec(daemon.stdout())![1]!)
+    await page.goto(daemon.signInLink)
     await page.waitForURL(/\/conversations$/)
     await page.getByRole('link', { name: 'Settings' }).click()
     await page.getByRole('button', { name: 'Notify this browser (Web Push)' }).click()

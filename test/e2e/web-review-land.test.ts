@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApiClient } from '../helpers/api-client.js'
 import { launchChromium, screenshot } from '../helpers/browser.js'
 import { gitIn } from '../helpers/git-fixture.js'
-import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
+import { cleanEnv, readDaemonToken, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
 import { makeTempDir } from '../helpers/store-engines.js'
 
 const FAKE_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/bin')
@@ -40,7 +40,7 @@ describe('web UI: review, comment and land', () => {
       HOME: root,
     })
     daemon = await startDaemon(['--data-dir', dataDir], { env, cwd: project, timeoutMs: 60_000 })
-    token = (JSON.parse(await readFile(path.join(dataDir, 'daemon.json'), 'utf8')) as { token: string }).token
+    token = await readDaemonToken(dataDir)
     browser = await launchChromium()
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage()
     page.on('pageerror', (error) => pageErrors.push(error.message))
@@ -59,8 +59,7 @@ describe('web UI: review, comment and land', () => {
     })
     expect((await waitForStatus(sent.json.id)).status).toBe('succeeded')
 
-    const link = /Sign in: (\S+)/.exec(daemon.stdout())?.[1]
-    await page.goto(link!)
+    await page.goto(daemon.signInLink)
     await page.waitForURL(/\/conversations$/)
     await page.goto(`${daemon.url}/conversations/${created.json.id}`)
     await page.getByRole('link', { name: 'Review' }).click()

@@ -2,14 +2,14 @@
 // schedule trigger, add a webhook trigger whose secret is shown once (never again after a reload), "Run
 // now", and the fire listed with its run, which finishes.
 import { execFileSync } from 'node:child_process'
-import { mkdir, readFile, rm } from 'node:fs/promises'
+import { mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
 import { createApiClient } from '../helpers/api-client.js'
 import { launchChromium, screenshot } from '../helpers/browser.js'
-import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
+import { cleanEnv, readDaemonToken, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
 import { makeTempDir } from '../helpers/store-engines.js'
 
 describe('web UI: triggers', () => {
@@ -37,7 +37,7 @@ describe('web UI: triggers', () => {
       ANTHROPIC_BASE_URL: mock.url,
     })
     daemon = await startDaemon(['--data-dir', dataDir], { env, cwd: start, timeoutMs: 60_000 })
-    token = (JSON.parse(await readFile(path.join(dataDir, 'daemon.json'), 'utf8')) as { token: string }).token
+    token = await readDaemonToken(dataDir)
     browser = await launchChromium()
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage()
     page.on('pageerror', (error) => pageErrors.push(error.message))
@@ -55,8 +55,7 @@ describe('web UI: triggers', () => {
     'adds triggers, shows a webhook secret once, runs one now and lists its fire',
     { timeout: 120_000 },
     async () => {
-      const link = /Sign in: (\S+)/.exec(daemon.stdout())?.[1]
-      await page.goto(link!)
+      await page.goto(daemon.signInLink)
       await page.waitForURL(/\/conversations$/)
       await page.getByRole('link', { name: 'Triggers' }).click()
       await form().waitFor()

@@ -1,6 +1,7 @@
 // Runs the built `hangar` binary as a user would (npm test builds it first).
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -69,6 +70,8 @@ export function runHangar(args: string[], options: CliOptions = {}): Promise<Cli
 export interface RunningDaemon {
   child: ChildProcess
   url: string
+  /** The one-time sign-in link `hangar up` printed. */
+  signInLink: string
   stdout: () => string
   stderr: () => string
   stop(signal?: NodeJS.Signals): Promise<number | null>
@@ -97,11 +100,13 @@ export function startDaemon(args: string[], options: CliOptions = {}): Promise<R
     child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString()
       const match = /listening on (http:\/\/\S+)/.exec(stdout)
-      if (match && /Sign in: /.test(stdout)) {
+      const signIn = /Sign in: (\S+)/.exec(stdout)
+      if (match && signIn) {
         clearTimeout(timer)
         resolve({
           child,
           url: match[1]!,
+          signInLink: signIn[1]!,
           stdout: () => stdout,
           stderr: () => stderr,
           stop: async (signal = 'SIGTERM') => {
@@ -118,6 +123,27 @@ export function startDaemon(args: string[], options: CliOptions = {}): Promise<R
       )
     })
   })
+}
+
+/** The owner's CLI session of the daemon running on this data dir (`<data-dir>/daemon.json`). */
+export async function readDaemonToken(dataDir: string): Promise<string> {
+  return (JSON.parse(await readFile(path.join(dataDir, 'daemon.json'), 'utf8')) as { token: string }).token
+}
+
+/** A personal access token made through the API with `bearer` (e.g. the daemon's CLI session). */
+export async function createToken(
+  url: string,
+  bearer: string,
+  name: string,
+  scopes: ('api' | 'approve')[] = [],
+): Promise<string> {
+  const response = await fetch(`${url}/api/tokens`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, scopes }),
+  })
+  if (!response.ok) throw new Error(`POST /api/tokens answered ${response.status}: ${await response.text()}`)
+  return ((await response.json()) as { token: string }).token
 }
 
 /** stdout and stderr are separate pipes: a line written to one may arrive after a later line on the other. */
