@@ -13,10 +13,18 @@ export type Decider = Principal | { via: 'local'; user: User }
 export const APPROVE_SCOPE_HINT =
   'create one with: hangar token create --name NAME --scope approve; or decide in the web UI or with hangar actions confirm|reject ID'
 
+/**
+ * Whether this caller may commit a change on the user's behalf — confirm or reject a proposal, land a
+ * workspace into the user's repository: a person, or a user PAT with the `approve` scope.
+ */
+export function mayDecide(decider: Decider): boolean {
+  return decider.via !== 'token' || (decider.kind === 'user' && decider.scopes.includes('approve'))
+}
+
 /** Throws `forbidden` unless this decider may confirm or reject proposals. */
 export function assertMayDecide(decider: Decider): void {
+  if (mayDecide(decider)) return
   if (decider.via !== 'token') return
-  if (decider.kind === 'user' && decider.scopes.includes('approve')) return
   throw new AppError(
     'forbidden',
     `token ${decider.tokenId} lacks the "approve" scope needed to confirm or reject proposals`,

@@ -6,6 +6,7 @@ import { z } from 'zod'
 import { AppError } from '../../core/errors.js'
 import type { Principal } from '../../store/auth-service.js'
 import { actorOf } from '../../store/auth-service.js'
+import { mayDecide } from '../../runs/action-decider.js'
 import type { ReviewCaller } from '../../workspaces/review/review-service.js'
 import type { RuntimeServices } from '../app.js'
 import type { AppVariables } from '../auth-middleware.js'
@@ -44,7 +45,7 @@ export function reviewCallerOf(principal: Principal): ReviewCaller {
   return {
     userId: principal.user.id,
     actor: actorOf(principal),
-    mayLand: principal.via === 'session' || principal.scopes.includes('approve'),
+    mayLand: mayDecide(principal),
   }
 }
 
