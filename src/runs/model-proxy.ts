@@ -244,15 +244,20 @@ export function createModelProxy(options: {
     })
   }
 
+  function perRequest<T extends { profile: string }>(session: T | undefined): T | undefined {
+    if (!session || config.agents[session.profile] || isAdapterId(session.profile)) return session
+    return { ...session }
+  }
+
   const handler = createProxyHandler({
     // From memory after the first request; a revocation through the auth service stops the token at the
     // next request on this daemon, and on the others sharing a PostgreSQL once its NOTIFY arrives.
-    // A copy per request: what it carries (the profile read once) is this request's alone.
+    // A UI-made profile is read once per request, keyed by the session object (storedProfileOf): such a
+    // session is copied so that what it keys is this request's alone. hangar.yaml profiles and adapter ids
+    // read nothing, and go uncopied.
     authenticate: (token) => {
       const found = auth.authenticateProxy(token)
-      return found instanceof Promise
-        ? found.then((session) => session && { ...session })
-        : found && { ...found }
+      return found instanceof Promise ? found.then(perRequest) : perRequest(found)
     },
     upstreamFor: (session, family) => upstreams.upstreamFor(session, family),
     // hangar.yaml's manifests at once; a user's own profile is read once per request.
