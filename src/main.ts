@@ -2,6 +2,7 @@
 // the CLI calls this and nothing but this file imports the server.
 import { randomUUID } from 'node:crypto'
 import os from 'node:os'
+import path from 'node:path'
 import { createDefaultAdapterRegistry } from './adapters/default-adapters.js'
 import { loadDetection } from './adapters/detection-cache.js'
 import type { DetectedAdapter } from './adapters/detection.js'
@@ -20,6 +21,8 @@ import { createWorkspaceTools } from './agent/tools/workspace-tools.js'
 import { type ActionsService, createActionsService } from './runs/actions-service.js'
 import { createClusterLiveSource } from './runs/cluster-live-source.js'
 import { createCommandSandboxes } from './runs/command-sandbox.js'
+import { pruneSandboxHomes } from './sandbox/sandbox-home.js'
+import { sandboxStatus } from './sandbox/sandbox-status.js'
 import { createEventBus, type EventBus } from './runs/event-bus.js'
 import { resolveBuiltinProvider } from './runs/builtin-model.js'
 import { builtinReadiness, type BuiltinReadiness } from './runs/builtin-readiness.js'
@@ -382,6 +385,8 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       projectDir: options.projectDir,
       nodeId: info.nodeId,
       lifecycle: workspaceLifecycle,
+      // A sandboxed agent's home is kept per workspace (its CLI's sessions): it goes with the workspace.
+      afterRemoval: () => pruneSandboxHomes(options.dataDir),
       log: log.child({ component: 'workspaces' }),
     })
     const workspacePolicy = createWorkspacePolicy({ store, roots: allowedRoots, workspaces, projects })
@@ -647,6 +652,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
             modelProxy,
             builtinProvider,
             builtinReadiness: builtinReadinessFor,
+            sandboxStatus: () => sandboxStatus(options.config, env, path.basename(options.projectDir)),
           },
         })
         const server = await servingProxy(app, { host: listenOptions.host, port: listenOptions.port })

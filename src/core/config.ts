@@ -340,6 +340,18 @@ export function profileIssues(
     } else feedIndexByName.set(feedName, index)
   })
   issues.push(...permissionIssues(profile))
+  // A sandboxed agent's only way out is Hangar's proxy (or its allowed hosts): without either it cannot
+  // reach its model at all, so the combination is refused where it is written, not at every run.
+  if (
+    profile.sandbox === 'workspace' &&
+    profile.proxy === false &&
+    profile.adapter !== 'builtin' &&
+    (profile.sandboxHosts ?? []).length === 0
+  )
+    issues.push({
+      path: ['sandbox'],
+      message: `${noun} "${profileName}" has sandbox: workspace but proxy: false: a sandboxed agent reaches only Hangar's proxy, so it could not reach its model; remove proxy: false, list the provider's host in sandboxHosts, or set sandbox: off`,
+    })
   // Feeds are injected by the proxy: a profile that bypasses it keeps them away from the model (issue 18.7).
   if (profile.proxy === false && profile.feeds?.length) {
     const count = profile.feeds.length

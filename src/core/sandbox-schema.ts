@@ -11,6 +11,21 @@ export const SandboxModeSchema = z.enum(SANDBOX_MODES, {
   error: () => 'expected "off" or "workspace"',
 })
 
+/**
+ * The sandbox a profile saved through the UI or API gets when its definition names none: a new profile runs
+ * in `workspace`; one already stored keeps what it had — an explicit mode, or none at all (then its project's
+ * default, else `off`, as before sandboxes existed), so a full replace that leaves the key out never loosens it.
+ */
+export function withDefaultSandbox<T extends { sandbox?: SandboxMode | undefined }>(
+  definition: T,
+  stored: { sandbox?: unknown } | undefined,
+): T {
+  if (definition.sandbox !== undefined) return definition
+  if (!stored) return { ...definition, sandbox: 'workspace' }
+  const kept = SandboxModeSchema.safeParse(stored.sandbox)
+  return kept.success ? { ...definition, sandbox: kept.data } : definition
+}
+
 /** Why a sandbox path is refused, or undefined. `~/` is the daemon user's home. */
 export function sandboxPathProblem(value: string): string | undefined {
   if (!value.startsWith('/') && !value.startsWith('~/'))

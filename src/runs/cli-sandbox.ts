@@ -2,12 +2,11 @@
 // the reason it runs without one. A profile that asks for `sandbox: workspace` where that cannot be had
 // (bubblewrap missing, user namespaces refused) fails the run with a fix-it line: never a silent
 // unsandboxed run. An SSH target runs unsandboxed for now and its run says so.
-import { createHash } from 'node:crypto'
-import path from 'node:path'
 import type { RunSandbox } from '../core/events.js'
 import { AppError, describeError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { openRunSandbox, type RunSandboxHandle, type SandboxSettings } from '../sandbox/run-sandbox.js'
+import { keptSandboxHome } from '../sandbox/sandbox-home.js'
 import type { CliRunRequest } from './execute-cli-run.js'
 import type { CliModelRoute } from './model-proxy.js'
 import type { ActiveRun, RunEnd } from './run-service.js'
@@ -59,11 +58,7 @@ export async function openCliSandbox(
         runId: active.run.id,
         runDir: context.runDir,
         // Kept per agent and workspace: the CLI's own sessions (resume, a conversation's next turn) live there.
-        home: path.join(
-          wanted.dataDir,
-          'sandbox-homes',
-          createHash('sha256').update(`${request.agent}\0${request.cwd}`).digest('hex').slice(0, 24),
-        ),
+        home: await keptSandboxHome(wanted.dataDir, request.agent, request.cwd),
         cwd: request.cwd,
         adapterId: request.adapter.id,
         executable: request.executable,

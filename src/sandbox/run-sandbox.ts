@@ -31,7 +31,7 @@ export interface SandboxSettings {
 
 /** A profile's sandbox: its own `sandbox`, else its project's default, else `off`. */
 export function sandboxSettingsFor(
-  profile: ProfileConfig | null | undefined,
+  profile: Pick<ProfileConfig, 'sandbox' | 'sandboxPaths' | 'sandboxHosts'> | null | undefined,
   config: Pick<HangarConfig, 'projects'>,
   projectName: string | undefined,
 ): SandboxSettings {
@@ -99,9 +99,11 @@ async function baseLayout(
     if (resolved !== '/' && (await isDirectory(resolved))) hidden.push(resolved)
   }
   const readOnly: string[] = []
+  // /tmp and /dev/shm are private inside too: a CLI installed there is shown again like one in a home.
+  const masked = [...hidden, '/tmp', '/dev/shm']
   for (const file of executables) {
     const root = await installRoot(file)
-    if (hidden.some((directory) => inside(root, directory))) readOnly.push(root)
+    if (masked.some((directory) => inside(root, directory))) readOnly.push(root)
   }
   // A workspace around a hidden directory would bind it back, ~/.ssh and all: refused, not half-confined.
   for (const directory of hidden)

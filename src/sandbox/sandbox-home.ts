@@ -5,7 +5,8 @@
 // The list per adapter follows what each adapter's sign-in check reads (adapters/defs/*.ts `probeAuth`,
 // recorded by adapters/auth-inputs.ts), plus the settings file the CLI reads at start. Whole directories are
 // never copied: a CLI's config dir also holds its sessions and history of every other project.
-import { copyFile, mkdir, stat } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 
 /** Files (relative to HOME) copied into a sandboxed run's home when the profile uses the user's login. */
@@ -48,4 +49,38 @@ export async function prepareSandboxHome(options: {
     copied.push(relative)
   }
   return { home, copied }
+}
+
+const HOMES = 'sandbox-homes'
+
+/**
+ * The home kept for an agent in a working directory: `<data-dir>/sandbox-homes/<key>`, with `<key>.cwd`
+ * beside it (outside what the agent can write) naming the directory, so the home can go when that does.
+ */
+export async function keptSandboxHome(dataDir: string, agent: string, cwd: string): Promise<string> {
+  const key = createHash('sha256').update(`${agent}\0${cwd}`).digest('hex').slice(0, 24)
+  const homes = path.join(dataDir, HOMES)
+  await mkdir(homes, { recursive: true, mode: 0o700 })
+  await writeFile(path.join(homes, `${key}.cwd`), cwd, { mode: 0o600 })
+  return path.join(homes, key)
+}
+
+/**
+ * Removes the kept homes whose working directory is gone (a removed workspace): after a removal and at
+ * start-up. A home without its `.cwd` record (made before it existed) is left alone. Returns how many went.
+ */
+export async function pruneSandboxHomes(dataDir: string): Promise<number> {
+  const homes = path.join(dataDir, HOMES)
+  const entries = await readdir(homes).catch(() => [] as string[])
+  let removed = 0
+  for (const entry of entries) {
+    if (!entry.endsWith('.cwd')) continue
+    const record = path.join(homes, entry)
+    const cwd = await readFile(record, 'utf8').catch(() => undefined)
+    if (cwd === undefined || (await stat(cwd).catch(() => null))) continue
+    await rm(path.join(homes, entry.slice(0, -'.cwd'.length)), { recursive: true, force: true })
+    await rm(record, { force: true })
+    removed++
+  }
+  return removed
 }

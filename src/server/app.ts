@@ -30,6 +30,7 @@ import { createErrorHandler, statusOf, toErrorEnvelope } from './error-envelope.
 import type { ProjectService } from '../projects/project-service.js'
 import type { TriggerService } from '../triggers/trigger-service.js'
 import { registerHookRoutes, registerTriggerRoutes } from './routes/trigger-routes.js'
+import type { SandboxStatus } from '../sandbox/sandbox-status.js'
 import type { NotificationService } from '../notifications/notification-service.js'
 import { registerNotificationRoutes } from './routes/notification-routes.js'
 import { registerMcpRoutes } from './mcp/mcp-routes.js'
@@ -97,6 +98,8 @@ export interface RuntimeServices {
   modelProxy: Pick<ModelProxy, 'manifestFor' | 'fetcher'>
   /** Web Push and webhook channels (absent in apps built for other tests). */
   notifications?: NotificationService
+  /** Whether bubblewrap can confine runs here, and each hangar.yaml profile's setting (absent in other tests). */
+  sandboxStatus?: () => Promise<SandboxStatus>
 }
 
 export interface ServerDeps {

@@ -240,7 +240,12 @@ const OPERATIONS: Operation[] = [
     summary: 'Server-sent run-start, run-end and approval-required events of all your runs (live only)',
     stream: true,
   },
-  { method: 'get', path: '/api/agents', summary: 'Adapters with detection, capabilities, and profiles' },
+  {
+    method: 'get',
+    path: '/api/agents',
+    summary:
+      'Adapters with detection, capabilities, profiles (each with sandboxMode), and sandbox: whether bubblewrap can confine runs here',
+  },
   {
     method: 'get',
     path: '/api/runs',
@@ -385,20 +390,26 @@ const OPERATIONS: Operation[] = [
   {
     method: 'get',
     path: '/api/profiles',
-    summary: 'Profiles: from hangar.yaml (read-only) and created by the caller',
+    summary:
+      'Profiles: from hangar.yaml (read-only) and created by the caller; sandboxMode says whether their runs are sandboxed',
   },
   {
     method: 'post',
     path: '/api/profiles',
     summary:
-      "Create a profile (same schema and cross-reference checks as hangar.yaml agents.<name>, and feed paths only under a service's userFeedPaths); 400 invalid_request with details.fields key paths (definition.feeds[0].source)",
+      "Create a profile (same schema and cross-reference checks as hangar.yaml agents.<name>, and feed paths only under a service's userFeedPaths); 400 invalid_request with details.fields key paths (definition.feeds[0].source). Without sandbox, a new profile gets sandbox: workspace",
   },
   {
     method: 'get',
     path: '/api/profiles/{name}',
     summary: 'One profile; issues lists what hangar.yaml no longer supports (e.g. a removed service)',
   },
-  { method: 'put', path: '/api/profiles/{name}', summary: 'Create or replace a profile of the caller' },
+  {
+    method: 'put',
+    path: '/api/profiles/{name}',
+    summary:
+      'Create or replace a profile of the caller; leaving sandbox out keeps the stored one (a new name gets workspace)',
+  },
   { method: 'delete', path: '/api/profiles/{name}', summary: 'Delete a profile of the caller' },
   {
     method: 'get',

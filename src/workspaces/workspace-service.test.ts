@@ -6,6 +6,7 @@ import { makeTempDir, STORE_ENGINES, type TestStore } from '../../test/helpers/s
 import { AppError } from '../core/errors.js'
 import type { User } from '../store/repositories/users-repository.js'
 import { currentBranch } from './git.js'
+import { keptSandboxHome, pruneSandboxHomes } from '../sandbox/sandbox-home.js'
 import { createWorkspaceService, type WorkspaceService } from './workspace-service.js'
 import { gitIn } from '../../test/helpers/git-fixture.js'
 import { parseConfig } from '../core/config.js'
@@ -54,6 +55,8 @@ describe.each(STORE_ENGINES)('workspace-service ($name)', (engine) => {
         dataDir: testStore.dataDir,
         projectDir: project,
         nodeId: 'test-node',
+        // As main.ts wires it: a sandboxed agent's home kept for a workspace goes with it.
+        afterRemoval: () => pruneSandboxHomes(testStore.dataDir),
       })
       const newConversation = async (user = owner) =>
         (await store.forUser(user.id).conversations.create({ title: 't', profile: 'builtin', project: 'p' }))
@@ -135,6 +138,8 @@ describe.each(STORE_ENGINES)('workspace-service ($name)', (engine) => {
         cwd: workspace.cwd,
         conversationId,
       })
+      const home = await keptSandboxHome(testStore.dataDir, 'claude-code', workspace.cwd)
+      await mkdir(home)
       const busy = await errorOf(service.remove(owner.id, workspace.id))
       expect(busy).toMatchObject({ code: 'conflict', message: expect.stringContaining(run.id) })
       expect(existsSync(workspace.path)).toBe(true)
@@ -147,6 +152,7 @@ describe.each(STORE_ENGINES)('workspace-service ($name)', (engine) => {
         branch: { name: `hangar/${conversationId}`, deleted: true },
       })
       expect(existsSync(workspace.path)).toBe(false)
+      expect(existsSync(home)).toBe(false)
       expect(gitIn(project, 'branch', '--list', `hangar/${conversationId}`)).toBe('')
       expect(
         (await testStore.store.forUser(owner.id).conversations.get(conversationId))?.workspaceId,
@@ -165,9 +171,15 @@ describe.each(STORE_ENGINES)('workspace-service ($name)', (engine) => {
       const kept = await newConversation(other)
       const orphan = await service.forConversation(owner.id, gone)
       const living = await service.forConversation(other.id, kept)
+      const orphanHome = await keptSandboxHome(testStore.dataDir, 'codex', orphan.cwd)
+      const livingHome = await keptSandboxHome(testStore.dataDir, 'codex', living.cwd)
+      await mkdir(orphanHome)
+      await mkdir(livingHome)
       await testStore.store.forUser(owner.id).conversations.delete(gone)
       expect(await service.cleanupOrphans()).toBe(1)
       expect(existsSync(orphan.path)).toBe(false)
+      expect(existsSync(orphanHome)).toBe(false)
+      expect(existsSync(livingHome)).toBe(true)
       expect((await service.get(owner.id, orphan.id)).status).toBe('removed')
       expect(existsSync(living.path)).toBe(true)
       expect(await service.cleanupOrphans()).toBe(0)

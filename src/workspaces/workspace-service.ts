@@ -57,6 +57,8 @@ export interface WorkspaceServiceOptions {
   nodeId: string
   /** The project's workspace lifecycle: files copied and ports taken when made, teardown when removed. */
   lifecycle?: Pick<WorkspaceLifecycle, 'prepareFiles' | 'teardown' | 'release'>
+  /** Called once workspaces went (removed, or swept at start-up): what else lives per workspace goes too. */
+  afterRemoval?: () => Promise<unknown>
   log?: Logger
 }
 
@@ -64,6 +66,13 @@ export function createWorkspaceService(options: WorkspaceServiceOptions) {
   const { store, nodeId } = options
   const log = options.log ?? silentLogger
   const root = path.join(options.dataDir, 'workspaces')
+  const afterRemoval = async () => {
+    await options.afterRemoval?.().catch((error: unknown) =>
+      log.warn('cannot clean up after a removed workspace', {
+        error: error instanceof Error ? error.message : String(error),
+      }),
+    )
+  }
   // One creation or removal at a time per conversation (and per conversation-less workspace) in this
   // process: two messages arriving together must not both make a worktree.
   const chains = new Map<string, Promise<unknown>>()
@@ -277,6 +286,7 @@ export function createWorkspaceService(options: WorkspaceServiceOptions) {
     const tornDown = await teardown(workspace)
     const files = await removeWorkspaceFiles(workspace)
     await scope.workspaces.markRemoved(id)
+    await afterRemoval()
     if (workspace.conversationId) {
       const conversation = await scope.conversations.get(workspace.conversationId)
       if (conversation?.workspaceId === id)
@@ -479,6 +489,8 @@ export function createWorkspaceService(options: WorkspaceServiceOptions) {
           })
         }
       }
+      // Also what earlier removals left (a crash between the two).
+      await afterRemoval()
       return removed
     },
   }

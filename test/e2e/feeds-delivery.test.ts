@@ -194,6 +194,8 @@ describe('feeds that cannot be delivered say so (issue 18 item 7)', { timeout: 2
       const definition = {
         adapter: 'claude-code',
         proxy: false,
+        // Unproxied, so unsandboxed: a new profile's default sandbox could not reach the model.
+        sandbox: 'off',
         feeds: [{ source: 'ops', path: '/api/status', ttl: 60 }],
       }
       const created = await api<{ issues?: Issue[] }>('POST', '/api/profiles', { name: 'direct', definition })

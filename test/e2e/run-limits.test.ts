@@ -142,7 +142,8 @@ describe('run limits', () => {
     // Unproxied: nothing but the CLI's own output can keep it from being idle while the mock hangs.
     const created = await api('POST', '/api/profiles', {
       name: 'quiet',
-      definition: { adapter: 'claude-code', proxy: false, idleTimeout: '3s' },
+      // Unproxied, so unsandboxed (a new profile's default sandbox could not reach the model).
+      definition: { adapter: 'claude-code', proxy: false, sandbox: 'off', idleTimeout: '3s' },
     })
     expect(created.status).toBe(201)
     const run = await api<RunJson>('POST', '/api/runs', { agent: 'quiet', prompt: 'Wait for me. HANG' })

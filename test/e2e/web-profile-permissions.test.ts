@@ -62,18 +62,25 @@ describe('web UI: profile permissions (issue 18 item 8)', () => {
 
     await form.getByLabel(/Extra CLI flags/).fill('')
     await form.getByLabel(/^Permissions/).selectOption('permissive')
+    // Issue 23: a new profile starts sandboxed (bubblewrap works here, and the page says so).
+    expect(await form.getByLabel(/^Sandbox/).inputValue()).toBe('workspace')
+    expect(await page.getByTestId('sandbox-status').textContent()).toMatch(
+      /Sandbox: bubblewrap [\d.]+ confines/,
+    )
     expect(await form.getByTestId('permission-mapping').textContent()).toContain('--force')
     await form.getByRole('button', { name: 'Save profile' }).click()
     await page.locator('[data-profile="cursor-careful"]').waitFor()
+    expect(
+      await page.locator('[data-profile="cursor-careful"] [data-testid="profile-sandbox"]').textContent(),
+    ).toBe(' · sandboxed')
     await screenshot(page, 'profile-permissions')
 
     const saved = await fetch(`${daemon.url}/api/profiles/cursor-careful`, {
       headers: { authorization: `Bearer ${token}` },
     })
-    expect(
-      ((await saved.json()) as { definition: { permissions?: unknown } }).definition.permissions,
-    ).toEqual({
-      mode: 'permissive',
+    expect(((await saved.json()) as { definition: { permissions?: unknown } }).definition).toMatchObject({
+      permissions: { mode: 'permissive' },
+      sandbox: 'workspace',
     })
   }, 90_000)
 })

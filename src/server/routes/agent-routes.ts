@@ -10,7 +10,7 @@ import { defaultAgentName } from '../../runs/resolve-agent.js'
 
 /** What GET /api/agents and the MCP tool list_agents answer. */
 export async function describeAgents(
-  runtime: Pick<RuntimeServices, 'detectAgents' | 'config' | 'builtinReadiness'>,
+  runtime: Pick<RuntimeServices, 'detectAgents' | 'config' | 'builtinReadiness' | 'sandboxStatus'>,
   userId: string,
   options: { refresh?: boolean } = {},
 ) {
@@ -28,13 +28,25 @@ export async function describeAgents(
     if (!(error instanceof AppError)) throw error
     noDefault = describeError(error)
   }
+  const sandbox = await runtime.sandboxStatus?.()
+  const modes = new Map(sandbox?.profiles.map((profile) => [profile.name, profile.sandbox]))
   const profiles = Object.entries(runtime.config.agents).map(([name, profile]) => ({
     name,
     ...profile,
+    // What its runs get here: its own setting, else the project's default, else off.
+    ...(modes.has(name) && { sandboxMode: modes.get(name) }),
   }))
   return {
     adapters: [...adapters, builtinAgentEntry(builtin)],
     profiles,
+    /** Whether bubblewrap can confine runs on this host (`sandbox: workspace`), and why not. */
+    ...(sandbox && {
+      sandbox: {
+        available: sandbox.available,
+        ...(sandbox.by && { by: sandbox.by }),
+        ...(sandbox.reason && { reason: sandbox.reason }),
+      },
+    }),
     defaultAgent,
     /** Why no agent can run, when none can. */
     noDefault,

@@ -3,10 +3,12 @@
 // by the same schema and cross-reference checks as hangar.yaml (runs/profile-problems), and a stored one is
 // shown with the problems a later hangar.yaml gave it (`issues`). Warnings (`severity: 'warning'`, e.g.
 // feeds on a profile with `proxy: false`) are in `issues` too, for every profile, and refuse nothing.
+import path from 'node:path'
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import { isAdapterId } from '../../core/adapter-ids.js'
 import { ProfileSchema } from '../../core/config.js'
+import { SandboxModeSchema, withDefaultSandbox } from '../../core/sandbox-schema.js'
 import { AppError } from '../../core/errors.js'
 import { assertMayDecide } from '../../runs/action-decider.js'
 import {
@@ -16,6 +18,7 @@ import {
   storedProfileProblems,
   userProfileProblems,
 } from '../../runs/profile-problems.js'
+import { sandboxSettingsFor } from '../../sandbox/run-sandbox.js'
 import type { Principal } from '../../store/auth-service.js'
 import type { RuntimeServices, ServerDeps } from '../app.js'
 import type { AppVariables } from '../auth-middleware.js'
@@ -51,6 +54,13 @@ export function registerProfileRoutes(
     }
   }
 
+  /** Whether its runs are sandboxed here: its own setting, else the daemon's project's default, else off. */
+  const sandboxModeOf = (definition: Record<string, unknown>) => {
+    const own = SandboxModeSchema.safeParse(definition.sandbox)
+    const profile = own.success ? { sandbox: own.data } : {}
+    return sandboxSettingsFor(profile, runtime.config, path.basename(runtime.projectDir)).mode
+  }
+
   /** Problems of a stored profile against the current config (empty when it is fine). */
   const issuesOf = (name: string, definition: unknown) =>
     storedProfileProblems(name, definition, runtime.config)
@@ -62,12 +72,14 @@ export function registerProfileRoutes(
         name,
         source: 'config',
         definition,
+        sandboxMode: sandboxModeOf(definition),
         issues: configProfileWarnings(name, runtime.config),
       })),
       ...stored.map((profile) => ({
         name: profile.name,
         source: 'user',
         definition: profile.definition,
+        sandboxMode: sandboxModeOf(profile.definition),
         updatedAt: profile.updatedAt,
         issues: issuesOf(profile.name, profile.definition),
       })),
@@ -77,18 +89,19 @@ export function registerProfileRoutes(
   app.post('/api/profiles', async (context) => {
     const body = await readJsonBody(context, createSchema)
     checkName(body.name)
-    assertValidUserProfile(body.name, body.definition, runtime.config, 'definition.')
-    checkAutoApprove(context.get('principal'), body.definition)
+    const definition = withDefaultSandbox(body.definition, undefined)
+    assertValidUserProfile(body.name, definition, runtime.config, 'definition.')
+    checkAutoApprove(context.get('principal'), definition)
     const profiles = store.forUser(context.get('principal').user.id).profiles
     if (await profiles.get(body.name))
       throw new AppError('conflict', `profile "${body.name}" exists`, { hint: 'PUT to change it' })
-    const saved = await profiles.put(body.name, body.definition)
+    const saved = await profiles.put(body.name, definition)
     return context.json(
       {
         name: saved.name,
         source: 'user',
         definition: saved.definition,
-        issues: userProfileProblems(body.name, body.definition, runtime.config),
+        issues: userProfileProblems(body.name, definition, runtime.config),
       },
       201,
     )
@@ -119,10 +132,15 @@ export function registerProfileRoutes(
     if (!profileName.safeParse(name).success)
       throw new AppError('invalid_request', `"${name}" is not a profile name`)
     checkName(name)
-    const definition = await readJsonBody(context, ProfileSchema)
+    const profiles = store.forUser(context.get('principal').user.id).profiles
+    const stored = await profiles.get(name)
+    const definition = withDefaultSandbox(
+      await readJsonBody(context, ProfileSchema),
+      stored ? (stored.definition as { sandbox?: unknown }) : undefined,
+    )
     assertValidUserProfile(name, definition, runtime.config)
     checkAutoApprove(context.get('principal'), definition)
-    const saved = await store.forUser(context.get('principal').user.id).profiles.put(name, definition)
+    const saved = await profiles.put(name, definition)
     return context.json({
       name,
       source: 'user',

@@ -89,12 +89,16 @@ export interface AgentsResponse {
   defaultAgent?: string | null
   /** Why no agent can run and how to fix it, when none can. */
   noDefault?: string | null
+  /** Whether bubblewrap can confine runs on the daemon's host (`sandbox: workspace`), and why not. */
+  sandbox?: { available: boolean; by?: string; reason?: string }
 }
 
 export interface Profile {
   name: string
   source: 'config' | 'user'
   definition: ProfileDefinition
+  /** Whether its runs are sandboxed (its own setting, else the project's default, else off). */
+  sandboxMode?: 'off' | 'workspace'
   updatedAt?: string
   /**
    * What the daemon finds wrong with a profile now (e.g. a service removed from hangar.yaml), and its

@@ -71,6 +71,7 @@ export function useAgents() {
     defaultAgent: agents.data?.defaultAgent ?? undefined,
     /** Why no agent can run, and how to fix it. */
     noDefault: agents.data?.noDefault ?? undefined,
+    sandbox: agents.data?.sandbox,
     profiles: profiles.data ?? [],
     loading: agents.loading || profiles.loading,
     error: agents.error ?? profiles.error,

@@ -92,7 +92,7 @@ function AdapterRow({ adapter }: { adapter: AdapterInfo }) {
 
 export function AgentsPage() {
   const toast = useToast()
-  const { adapters, profiles, reload, refresh: detectAgain, loading } = useAgents()
+  const { adapters, profiles, sandbox, reload, refresh: detectAgain, loading } = useAgents()
   const [editing, setEditing] = useState<Profile | 'new' | null>(null)
   const [refreshing, setRefreshing] = useState(false)
 
@@ -165,6 +165,13 @@ export function AgentsPage() {
           onCancel={() => setEditing(null)}
         />
       )}
+      {sandbox && (
+        <p className={sandbox.available ? 'muted small' : 'field-warning'} data-testid="sandbox-status">
+          {sandbox.available
+            ? `Sandbox: ${sandbox.by ?? 'bubblewrap'} confines the runs of profiles with sandbox: workspace.`
+            : `Sandbox unavailable: ${sandbox.reason ?? 'bubblewrap cannot run here'}. Sandboxed profiles' runs fail until it works.`}
+        </p>
+      )}
       {profiles.length === 0 && <p className="empty">No profiles yet: a bare agent name works too.</p>}
       <ul className="list" aria-label="Profiles">
         {profiles.map((profile) => (
@@ -179,6 +186,11 @@ export function AgentsPage() {
                 {profile.definition.feeds?.length ? ` · ${profile.definition.feeds.length} feed(s)` : ''}
                 {profile.definition.budget &&
                   ` · budget $${profile.definition.budget.usd}/${profile.definition.budget.window}`}
+                {profile.sandboxMode && (
+                  <span data-testid="profile-sandbox">
+                    {profile.sandboxMode === 'workspace' ? ' · sandboxed' : ' · not sandboxed'}
+                  </span>
+                )}
               </span>
               {profile.issues?.map((issue) =>
                 issue.severity === 'warning' ? (

@@ -13,6 +13,7 @@ import { useToast } from '../components/toasts'
 import { api, ApiError } from '../lib/api'
 import { fieldErrorsByKey, unplacedErrors } from '../lib/field-errors'
 import type { AdapterInfo, Profile, ProfileDefinition } from '../lib/types'
+import { ProfileSandboxField, type SandboxChoice } from './profile-sandbox-field'
 
 interface FeedRow {
   name: string
@@ -20,6 +21,24 @@ interface FeedRow {
   path: string
   ttl: string
 }
+
+/** The keys this form edits; any other key of a stored profile (proxy, sandboxPaths, …) is kept as it is. */
+const FORM_KEYS = new Set([
+  'adapter',
+  'model',
+  'provider',
+  'skills',
+  'target',
+  'budget',
+  'timeout',
+  'idleTimeout',
+  'cliArgs',
+  'autoApprove',
+  'permissions',
+  'feeds',
+  'sandbox',
+  'sandboxHosts',
+])
 
 const lines = (text: string) =>
   text
@@ -56,6 +75,8 @@ export function ProfileForm({
   const [permissionMode, setPermissionMode] = useState<PermissionMode | ''>(existing?.permissions?.mode ?? '')
   const [allowedTools, setAllowedTools] = useState((existing?.permissions?.allowedTools ?? []).join('\n'))
   const [deniedTools, setDeniedTools] = useState((existing?.permissions?.deniedTools ?? []).join('\n'))
+  const [sandbox, setSandbox] = useState<SandboxChoice>(profile ? (existing?.sandbox ?? '') : 'workspace')
+  const [sandboxHosts, setSandboxHosts] = useState((existing?.sandboxHosts ?? []).join('\n'))
   const adapterInfo = adapters.find((item) => item.id === adapter)
   const [feeds, setFeeds] = useState<FeedRow[]>(
     (existing?.feeds ?? []).map((feed) => ({
@@ -87,6 +108,8 @@ export function ProfileForm({
     'permissions.mode',
     'permissions.allowedTools',
     'permissions.deniedTools',
+    'sandbox',
+    'sandboxHosts',
     // A refused extra flag (one that fights the permission flags) is shown under the flags.
     ...Object.keys(errors).filter((key) => key.startsWith('cliArgs[')),
     ...feeds.flatMap((_, index) => ['name', 'source', 'path', 'ttl'].map((key) => `feeds[${index}].${key}`)),
@@ -101,7 +124,9 @@ export function ProfileForm({
     errors[key] ? { 'aria-invalid': true, 'aria-describedby': `field-error-${key}` } : {}
 
   function definition(): Partial<ProfileDefinition> {
+    const kept = Object.fromEntries(Object.entries(existing ?? {}).filter(([key]) => !FORM_KEYS.has(key)))
     return {
+      ...kept,
       adapter: adapter as ProfileDefinition['adapter'],
       ...(model.trim() && { model: model.trim() }),
       ...(adapter === 'builtin' && provider.trim() && { provider: provider.trim() }),
@@ -117,6 +142,8 @@ export function ProfileForm({
           .filter(Boolean),
       }),
       ...(autoApprove.length > 0 && { autoApprove: autoApprove as ProfileDefinition['autoApprove'] }),
+      ...(sandbox && { sandbox }),
+      ...(sandbox !== 'off' && lines(sandboxHosts).length > 0 && { sandboxHosts: lines(sandboxHosts) }),
       ...(adapter !== 'builtin' &&
         (permissionMode || lines(allowedTools).length > 0 || lines(deniedTools).length > 0) && {
           permissions: {
@@ -348,6 +375,15 @@ export function ProfileForm({
           {problem('idleTimeout')}
         </div>
       </div>
+      <ProfileSandboxField
+        choice={sandbox}
+        onChoice={setSandbox}
+        hosts={sandboxHosts}
+        onHosts={setSandboxHosts}
+        offerProjectDefault={profile !== undefined && existing?.sandbox === undefined}
+        problem={problem}
+        invalid={invalid}
+      />
       <fieldset>
         <legend>Apply without asking</legend>
         {problem('autoApprove')}

@@ -1,0 +1,152 @@
+// Issue 23: `sandbox: workspace` is the default for profiles made after sandboxes landed; existing ones keep
+// theirs. A profile saved through the API (as the UI does) without a sandbox gets `workspace`; one stored
+// before keeps no key (its project's default, else off), also through a full replace; a sandboxed profile
+// that could not reach its model (proxy: false, no allowed hosts) is refused when saved. GET /api/profiles
+// and GET /api/agents say whether each profile's runs are sandboxed and whether bubblewrap works here.
+// Real runtimes (SQLite, real bubblewrap probe) on loopback.
+import { execFileSync } from 'node:child_process'
+import { mkdir, rm } from 'node:fs/promises'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseConfig } from '../../src/core/config.js'
+import { createRuntime, type Runtime } from '../../src/main.js'
+import type { RunningServer } from '../../src/server/listen.js'
+import { createApiClient } from '../helpers/api-client.js'
+import { makeTempDir } from '../helpers/store-engines.js'
+
+interface ProfileBody {
+  name: string
+  definition: { sandbox?: string; sandboxHosts?: string[]; proxy?: boolean }
+  sandboxMode?: string
+}
+interface ErrorBody {
+  error: { code: string; message: string; details: { fields?: { path: string; message: string }[] } | null }
+}
+interface AgentsBody {
+  profiles: { name: string; sandboxMode?: string }[]
+  sandbox?: { available: boolean; by?: string; reason?: string }
+}
+
+const CONFIG = [
+  'agents:',
+  '  yaml-open: { adapter: codex }',
+  '  yaml-boxed: { adapter: codex, sandbox: workspace }',
+].join('\n')
+
+describe('the sandbox of new and existing profiles (issue 23)', { timeout: 120_000 }, () => {
+  let root: string
+  let project: string
+  let runtime: Runtime
+  let server: RunningServer
+  let token: string
+  const { api } = createApiClient(() => ({ url: server.url, token }))
+
+  async function open(env: Record<string, string>): Promise<void> {
+    runtime = await createRuntime({
+      dataDir: path.join(root, 'data'),
+      projectDir: project,
+      config: parseConfig(CONFIG),
+      env: { PATH: '/usr/bin:/bin', ...env },
+      logLevel: 'silent',
+    })
+    server = await runtime.listen({ host: '127.0.0.1', port: 0 })
+    token = (await runtime.auth.createToken('system', runtime.owner.id, { name: 'api' })).token
+  }
+
+  async function close(): Promise<void> {
+    await runtime?.scheduler.stop()
+    await server?.close()
+    await runtime?.close()
+  }
+
+  beforeAll(async () => {
+    root = await makeTempDir('hangar-profile-sandbox-')
+    project = path.join(root, 'project')
+    await mkdir(project)
+    execFileSync('git', ['init', '-q'], { cwd: project })
+    await open({})
+  })
+
+  afterAll(async () => {
+    await close()
+    if (root) await rm(root, { recursive: true, force: true })
+  })
+
+  it('gives a new profile sandbox: workspace unless it says otherwise', async () => {
+    const created = await api<ProfileBody>('POST', '/api/profiles', {
+      name: 'fresh',
+      definition: { adapter: 'claude-code' },
+    })
+    expect(created.status, JSON.stringify(created.json)).toBe(201)
+    expect(created.json.definition.sandbox).toBe('workspace')
+    const chosen = await api<ProfileBody>('POST', '/api/profiles', {
+      name: 'open',
+      definition: { adapter: 'claude-code', sandbox: 'off' },
+    })
+    expect(chosen.json.definition.sandbox).toBe('off')
+    // PUT of a name not stored yet is a creation too.
+    const put = await api<ProfileBody>('PUT', '/api/profiles/put-new', { adapter: 'codex' })
+    expect(put.status).toBe(200)
+    expect(put.json.definition.sandbox).toBe('workspace')
+    // A full replace that leaves the key out keeps it (never loosened by omission).
+    const replaced = await api<ProfileBody>('PUT', '/api/profiles/fresh', {
+      adapter: 'claude-code',
+      model: 'x',
+    })
+    expect(replaced.json.definition.sandbox).toBe('workspace')
+    const listed = await api<ProfileBody[]>('GET', '/api/profiles')
+    const modes = Object.fromEntries(listed.json.map((profile) => [profile.name, profile.sandboxMode]))
+    expect(modes).toMatchObject({
+      fresh: 'workspace',
+      open: 'off',
+      'put-new': 'workspace',
+      'yaml-open': 'off',
+      'yaml-boxed': 'workspace',
+    })
+  })
+
+  it('lets a profile stored before sandboxes keep no setting, through a full replace too', async () => {
+    await runtime.store.forUser(runtime.owner.id).profiles.put('legacy', { adapter: 'codex', proxy: true })
+    const replaced = await api<ProfileBody>('PUT', '/api/profiles/legacy', { adapter: 'codex', model: 'm' })
+    expect(replaced.status, JSON.stringify(replaced.json)).toBe(200)
+    expect(replaced.json.definition.sandbox).toBeUndefined()
+    const listed = await api<ProfileBody[]>('GET', '/api/profiles')
+    expect(listed.json.find((profile) => profile.name === 'legacy')?.sandboxMode).toBe('off')
+  })
+
+  it('refuses a sandboxed profile that could not reach its model, and saves nothing', async () => {
+    const refused = await api<ErrorBody>('POST', '/api/profiles', {
+      name: 'stranded',
+      definition: { adapter: 'codex', proxy: false },
+    })
+    expect(refused.status, JSON.stringify(refused.json)).toBe(400)
+    const field = refused.json.error.details?.fields?.find((entry) => entry.path === 'definition.sandbox')
+    expect(field?.message).toMatch(/proxy: false: a sandboxed agent reaches only Hangar's proxy/)
+    expect(refused.json.error.message).toMatch(/set sandbox: off/)
+    expect((await api('GET', '/api/profiles/stranded')).status).toBe(404)
+    const hosts = await api<ProfileBody>('POST', '/api/profiles', {
+      name: 'stranded',
+      definition: { adapter: 'codex', proxy: false, sandboxHosts: ['api.openai.com'] },
+    })
+    expect(hosts.status, JSON.stringify(hosts.json)).toBe(201)
+  })
+
+  it('says on GET /api/agents whether bubblewrap confines runs here, and each profile’s mode', async () => {
+    const agents = await api<AgentsBody>('GET', '/api/agents')
+    expect(agents.json.sandbox).toMatchObject({ available: true, by: expect.stringContaining('bubblewrap') })
+    expect(agents.json.profiles).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'yaml-open', sandboxMode: 'off' }),
+        expect.objectContaining({ name: 'yaml-boxed', sandboxMode: 'workspace' }),
+      ]),
+    )
+  })
+
+  it('says why not, with the fix, where bubblewrap is missing', async () => {
+    await close()
+    await open({ HANGAR_BWRAP: path.join(root, 'no-bwrap') })
+    const agents = await api<AgentsBody>('GET', '/api/agents')
+    expect(agents.json.sandbox?.available).toBe(false)
+    expect(agents.json.sandbox?.reason).toMatch(/bubblewrap was not found.*apt-get install bubblewrap/)
+  })
+})
