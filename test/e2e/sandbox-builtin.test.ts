@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
+import { type MockModelServer, reply, startMockModelServer } from '../fixtures/mock-model-server.js'
 import { cleanEnv, runHangar } from '../helpers/hangar-cli.js'
 import { makeTempDir } from '../helpers/store-engines.js'
 
@@ -14,6 +14,8 @@ interface Envelope {
   type: string
   [field: string]: unknown
 }
+
+const KEY = 'sk-ant-test-sandbox-0123456789'
 
 describe('built-in agent in a sandbox', () => {
   let mock: MockModelServer
@@ -41,7 +43,7 @@ describe('built-in agent in a sandbox', () => {
       PATH: [path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
       HOME: home,
       HANGAR_DATA_DIR: dataDir,
-      ANTHROPIC_API_KEY: 'sk-ant-test-sandbox-0123456789',
+      ANTHROPIC_API_KEY: KEY,
       ANTHROPIC_BASE_URL: mock.url,
     })
   })
@@ -60,6 +62,11 @@ describe('built-in agent in a sandbox', () => {
       `cat ${at(path.join(dataDir, 'secret.key'))} && echo SECRET-READ`,
       `cat ${at(path.join(home, '.ssh', 'id_ed25519'))} && echo SSH-READ`,
       `cat ${at(`/proc/${process.pid}/environ`)} > /dev/null && echo ENVIRON-READ`,
+      // Every process the sandbox can see: none holds the provider key (the daemon is not among them).
+      `cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -q ${at(KEY)} && echo KEY-IN-PROC`,
+      // Planted for the built-in agent's own file tools, which run in the daemon (next test).
+      `ln -s ${at(path.join(dataDir, 'secret.key'))} key-link`,
+      'ln -s /proc/self/environ env-link',
       `echo x > ${at(outside)} && echo OUTSIDE-WRITTEN`,
       connect('postgres', '127.0.0.1', 5432),
       connect('public', '1.1.1.1', 443),
@@ -94,13 +101,46 @@ describe('built-in agent in a sandbox', () => {
     const report = await readFile(path.join(project, 'probe.txt'), 'utf8')
     expect(report).toContain('PROBE-DONE')
     const instanceKey = (await readFile(path.join(dataDir, 'secret.key'), 'utf8')).trim()
-    for (const leak of [instanceKey, 'SECRET-READ', 'FAKE PRIVATE KEY', 'SSH-READ', 'ENVIRON-READ'])
+    for (const leak of [
+      instanceKey,
+      'SECRET-READ',
+      'FAKE PRIVATE KEY',
+      'SSH-READ',
+      'ENVIRON-READ',
+      'KEY-IN-PROC',
+    ])
       expect(report).not.toContain(leak)
     // A write outside lands in the sandbox's own /tmp at most (here the scratch root is under /tmp), never here.
     expect(existsSync(outside)).toBe(false)
     expect(report).toContain('postgres ECONNREFUSED')
     expect(report).toContain('public ENETUNREACH')
   }, 150_000)
+
+  it('keeps its file tools, which run in the daemon, from following what a sandboxed command planted', async () => {
+    // The command above left key-link -> <data-dir>/secret.key and env-link -> /proc/self/environ (which,
+    // read by the daemon, would be the daemon's own environment with the provider key).
+    const instanceKey = (await readFile(path.join(dataDir, 'secret.key'), 'utf8')).trim()
+    mock.enqueue(
+      reply().tool('read_file', { path: 'key-link' }, { id: 'toolu_key' }).stop('tool_use'),
+      reply().tool('read_file', { path: 'env-link' }, { id: 'toolu_env' }).stop('tool_use'),
+      reply().text('read both').stop('end_turn'),
+    )
+    const seen = mock.requests.length
+    const run = await runHangar(['run', '--agent', 'boxed', '--json', 'Read the links.'], {
+      env,
+      cwd: project,
+      timeoutMs: 60_000,
+    })
+    expect(run.code, run.stderr).toBe(0)
+    const sent = mock.requests
+      .slice(seen)
+      .map((request) => request.rawBody)
+      .join('\n')
+    for (const link of ['key-link', 'env-link'])
+      expect(sent).toContain(`Path ${link} is outside the workspace through a symlink`)
+    for (const leak of [instanceKey, KEY, 'HANGAR_DATA_DIR']) expect(sent).not.toContain(leak)
+    expect(run.stdout).not.toContain(KEY)
+  }, 90_000)
 
   it('fails the run with a fix-it line when bubblewrap is missing', async () => {
     const run = await runHangar(['run', '--agent', 'boxed', '--json', 'Hello. NOTOOL'], {
