@@ -1,5 +1,6 @@
 // An approved run_command of a built-in agent whose profile has `sandbox: workspace`: the real tool, the
 // real bubblewrap, the real store (both engines are exercised by the store suites; SQLite here).
+import { execFileSync } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -65,6 +66,26 @@ describe('command sandbox', () => {
     for (const line of ['no-ssh', 'no-secret', 'no-environ', 'postgres ECONNREFUSED', 'public ENETUNREACH'])
       expect(output.content).toContain(line)
     expect(await readFile(path.join(workspace, 'made.txt'), 'utf8')).toBe('written\n')
+  })
+
+  it('kills every process of the sandbox when the command times out, one that left its session included', async () => {
+    const wrapCommand = await sandboxes('workspace')('user', 'run', workspace)
+    const marker = `hangar-sandbox-timeout-${process.pid}-${Date.now()}`
+    const command = `setsid sh -c 'sleep 600; echo ${marker}' > /dev/null 2>&1 < /dev/null & sleep 600`
+    const output = await createRunCommandTool({ environment: { PATH: process.env.PATH, HOME: home } }).apply(
+      { command, timeout_seconds: 1 },
+      { workspace, wrapCommand: wrapCommand! },
+      { summary: '', classification: 'destructive_update', precondition: null },
+    )
+    expect(output.content).toContain('[timed out after 1 s')
+    const alive = () => {
+      try {
+        return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).trim()
+      } catch {
+        return '' // pgrep exits 1 when nothing matches
+      }
+    }
+    await expect.poll(alive, { timeout: 15_000, interval: 100 }).toBe('')
   })
 
   it('leaves a profile with sandbox: off alone', async () => {

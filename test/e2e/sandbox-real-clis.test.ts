@@ -145,6 +145,11 @@ describe('sandboxed runs of the real CLIs', () => {
         attempt('secret', () => console.log(fs.readFileSync(${JSON.stringify(path.join(dataDir, 'secret.key'))}, 'utf8')))
         attempt('ssh', () => console.log(fs.readFileSync(${JSON.stringify(path.join(shop.home, '.ssh', 'id_ed25519'))}, 'utf8')))
         attempt('environ', () => fs.readFileSync('/proc/${process.pid}/environ'))
+        // Every process the sandbox can see (the daemon is not one): none holds the provider key.
+        const holders = fs.readdirSync('/proc').filter((entry) => /^[0-9]+$/.test(entry)).filter((pid) => {
+          try { return fs.readFileSync('/proc/' + pid + '/environ', 'utf8').includes(${JSON.stringify(TEST_API_KEY)}) } catch { return false }
+        })
+        console.log('provider key in /proc: ' + (holders.length > 0 ? 'FOUND' : 'none'))
         attempt('outside', () => fs.writeFileSync(${JSON.stringify(outside)}, 'x'))
         const connect = (name, host, port) => new Promise((resolve) => {
           const started = Date.now(), socket = net.connect(port, host)
@@ -176,6 +181,7 @@ describe('sandboxed runs of the real CLIs', () => {
       expect(report).toMatch(/^secret ENOENT$/m)
       expect(report).toMatch(/^ssh ENOENT$/m)
       expect(report).toMatch(/^environ ENOENT$/m)
+      expect(report).toMatch(/^provider key in \/proc: none$/m)
       expect(existsSync(outside)).toBe(false)
       expect(report).toMatch(/postgres ECONNREFUSED \d+/)
       expect(report).toMatch(/public ENETUNREACH \d+/)
