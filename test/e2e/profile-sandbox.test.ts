@@ -3,16 +3,11 @@
 // before keeps no key (its project's default, else off), also through a full replace; a sandboxed profile
 // that could not reach its model (proxy: false, no allowed hosts) is refused when saved. GET /api/profiles
 // and GET /api/agents say whether each profile's runs are sandboxed and whether bubblewrap works here.
-// Real runtimes (SQLite, real bubblewrap probe) on loopback.
-import { execFileSync } from 'node:child_process'
-import { mkdir, rm } from 'node:fs/promises'
+// In-process daemons (SQLite, the real bubblewrap probe) on loopback.
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseConfig } from '../../src/core/config.js'
-import { createRuntime, type Runtime } from '../../src/main.js'
-import type { RunningServer } from '../../src/server/listen.js'
-import { createApiClient } from '../helpers/api-client.js'
-import { makeTempDir } from '../helpers/store-engines.js'
+import { type InProcessDaemon, startInProcessDaemon } from '../helpers/in-process-daemon.js'
+import { STORE_ENGINES } from '../helpers/store-engines.js'
 
 interface ProfileBody {
   name: string
@@ -34,43 +29,13 @@ const CONFIG = [
 ].join('\n')
 
 describe('the sandbox of new and existing profiles (issue 23)', { timeout: 120_000 }, () => {
-  let root: string
-  let project: string
-  let runtime: Runtime
-  let server: RunningServer
-  let token: string
-  const { api } = createApiClient(() => ({ url: server.url, token }))
-
-  async function open(env: Record<string, string>): Promise<void> {
-    runtime = await createRuntime({
-      dataDir: path.join(root, 'data'),
-      projectDir: project,
-      config: parseConfig(CONFIG),
-      env: { PATH: '/usr/bin:/bin', ...env },
-      logLevel: 'silent',
-    })
-    server = await runtime.listen({ host: '127.0.0.1', port: 0 })
-    token = (await runtime.auth.createToken('system', runtime.owner.id, { name: 'api' })).token
-  }
-
-  async function close(): Promise<void> {
-    await runtime?.scheduler.stop()
-    await server?.close()
-    await runtime?.close()
-  }
+  let daemon: InProcessDaemon
+  const api = <T>(method: string, route: string, body?: unknown) => daemon.api<T>(method, route, body)
 
   beforeAll(async () => {
-    root = await makeTempDir('hangar-profile-sandbox-')
-    project = path.join(root, 'project')
-    await mkdir(project)
-    execFileSync('git', ['init', '-q'], { cwd: project })
-    await open({})
+    daemon = await startInProcessDaemon(STORE_ENGINES[0]!, 'hangar-profile-sandbox-', { configText: CONFIG })
   })
-
-  afterAll(async () => {
-    await close()
-    if (root) await rm(root, { recursive: true, force: true })
-  })
+  afterAll(() => daemon?.close())
 
   it('gives a new profile sandbox: workspace unless it says otherwise', async () => {
     const created = await api<ProfileBody>('POST', '/api/profiles', {
@@ -106,6 +71,7 @@ describe('the sandbox of new and existing profiles (issue 23)', { timeout: 120_0
   })
 
   it('lets a profile stored before sandboxes keep no setting, through a full replace too', async () => {
+    const { runtime } = daemon
     await runtime.store.forUser(runtime.owner.id).profiles.put('legacy', { adapter: 'codex', proxy: true })
     const replaced = await api<ProfileBody>('PUT', '/api/profiles/legacy', { adapter: 'codex', model: 'm' })
     expect(replaced.status, JSON.stringify(replaced.json)).toBe(200)
@@ -143,10 +109,15 @@ describe('the sandbox of new and existing profiles (issue 23)', { timeout: 120_0
   })
 
   it('says why not, with the fix, where bubblewrap is missing', async () => {
-    await close()
-    await open({ HANGAR_BWRAP: path.join(root, 'no-bwrap') })
-    const agents = await api<AgentsBody>('GET', '/api/agents')
-    expect(agents.json.sandbox?.available).toBe(false)
-    expect(agents.json.sandbox?.reason).toMatch(/bubblewrap was not found.*apt-get install bubblewrap/)
+    const without = await startInProcessDaemon(STORE_ENGINES[0]!, 'hangar-profile-nobwrap-', {
+      env: { HANGAR_BWRAP: path.join(daemon.root, 'no-bwrap') },
+    })
+    try {
+      const agents = await without.api<AgentsBody>('GET', '/api/agents')
+      expect(agents.json.sandbox?.available).toBe(false)
+      expect(agents.json.sandbox?.reason).toMatch(/bubblewrap was not found.*apt-get install bubblewrap/)
+    } finally {
+      await without.close()
+    }
   })
 })
