@@ -7,70 +7,47 @@
 // Screenshot: test-artifacts/web-ui/attempts-compared.png (its path is printed).
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { Browser, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AttemptGroup } from '../../src/core/api-types.js'
 import { createApiClient } from '../helpers/api-client.js'
-import { launchChromium, screenshot } from '../helpers/browser.js'
-import { cleanEnv, readDaemonToken, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
-import { makeTempDir } from '../helpers/store-engines.js'
+import { screenshot } from '../helpers/browser.js'
+import type { RunningDaemon } from '../helpers/hangar-cli.js'
+import { startWebFixture, type WebFixture } from '../helpers/web-fixture.js'
 
 const FAKE_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/bin')
 
 describe('web UI: compare attempts', () => {
-  let root: string
+  let web: WebFixture
   let shop: string
-  let dataDir: string
   let daemon: RunningDaemon
-  let browser: Browser
   let page: Page
   let token = ''
   let discarded: { path: string; branch: string | null }
   const { api } = createApiClient(() => ({ url: daemon.url, token }))
-  const pageErrors: string[] = []
 
   beforeAll(async () => {
-    root = await makeTempDir('hangar-web-attempts-')
-    shop = path.join(root, 'shop')
-    dataDir = path.join(root, 'data')
-    await mkdir(shop)
-    await writeFile(
-      path.join(shop, 'hangar.yaml'),
-      [
-        'agents:',
-        '  writer: { adapter: cursor-agent }',
-        '  reader: { adapter: cursor-agent, permissions: { mode: strict } }',
-        'projects:',
-        '  shop: { check: "test -f notes.txt" }',
-      ].join('\n'),
-    )
-    const git = (...args: string[]) =>
-      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd: shop })
-    git('init', '-q')
-    git('add', '.')
-    git('commit', '-q', '-m', 'start')
-    daemon = await startDaemon(['--data-dir', dataDir], {
-      env: cleanEnv({
-        PATH: [FAKE_BIN, path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
-        HOME: root,
-      }),
-      cwd: shop,
-      timeoutMs: 60_000,
+    web = await startWebFixture({
+      prefix: 'hangar-web-attempts-',
+      projectName: 'shop',
+      files: {
+        'hangar.yaml': [
+          'agents:',
+          '  writer: { adapter: cursor-agent }',
+          '  reader: { adapter: cursor-agent, permissions: { mode: strict } }',
+          'projects:',
+          '  shop: { check: "test -f notes.txt" }',
+        ].join('\n'),
+      },
+      commit: true,
+      pathFirst: [FAKE_BIN],
     })
-    token = await readDaemonToken(dataDir)
-    browser = await launchChromium()
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage()
-    page.on('pageerror', (error) => pageErrors.push(error.message))
+    ;({ project: shop, daemon, token } = web)
+    page = await web.newPage()
   }, 120_000)
-
-  afterAll(async () => {
-    await browser?.close()
-    await daemon?.stop()
-    if (root) await rm(root, { recursive: true, force: true })
-  })
+  afterAll(() => web?.close())
 
   it('starts attempts, shows them side by side with their checks, and picks one', async () => {
     await page.goto(daemon.signInLink)
@@ -114,7 +91,7 @@ describe('web UI: compare attempts', () => {
     expect(after.pickedConversationId).toBe(before.attempts[0]!.conversationId)
     expect(existsSync(readerWorkspace.path)).toBe(false)
     discarded = readerWorkspace
-    expect(pageErrors).toEqual([])
+    expect(web.pageErrors).toEqual([])
   }, 240_000)
 
   it('goes from the picked attempt to its Review tab and lands it: the branch has exactly its tree', async () => {
@@ -151,6 +128,6 @@ describe('web UI: compare attempts', () => {
     expect(worktrees).not.toContain(discarded.path)
     expect(existsSync(discarded.path)).toBe(false)
     expect(git(shop, 'status', '--porcelain')).toBe('')
-    expect(pageErrors).toEqual([])
+    expect(web.pageErrors).toEqual([])
   }, 120_000)
 })

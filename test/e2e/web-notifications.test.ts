@@ -2,67 +2,41 @@
 // secret once; Test delivers a signed message; with no tab open, a built-in run's proposal reaches the
 // webhook, and its link, opened in a fresh tab, shows that card (marked) where a signed-in user approves
 // it; the run's end is notified too. (Web Push in the browser: test/e2e/web-push.test.ts.)
-import { execFileSync } from 'node:child_process'
-import { mkdir, rm, writeFile } from 'node:fs/promises'
-import path from 'node:path'
-import type { Browser, BrowserContext } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
 import { createApiClient } from '../helpers/api-client.js'
-import { launchChromium, screenshot } from '../helpers/browser.js'
-import {
-  cleanEnv,
-  createToken,
-  readDaemonToken,
-  type RunningDaemon,
-  startDaemon,
-} from '../helpers/hangar-cli.js'
+import { screenshot } from '../helpers/browser.js'
+import { createToken, type RunningDaemon } from '../helpers/hangar-cli.js'
 import { startWebhookReceiver } from '../helpers/notification-receivers.js'
-import { makeTempDir } from '../helpers/store-engines.js'
+import { startWebFixture, type WebFixture } from '../helpers/web-fixture.js'
 
 describe('web UI: notifications', () => {
   let mock: MockModelServer
   let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>
-  let root: string
-  let project: string
+  let web: WebFixture
   let daemon: RunningDaemon
   let token: string
-  let browser: Browser
-  let context: BrowserContext
-  const pageErrors: string[] = []
   const { api, waitForStatus } = createApiClient(() => ({ url: daemon.url, token }))
 
   beforeAll(async () => {
     mock = await startMockModelServer()
     receiver = await startWebhookReceiver()
-    root = await makeTempDir('hangar-web-notify-')
-    project = path.join(root, 'project')
-    await mkdir(project)
-    execFileSync('git', ['init', '-q'], { cwd: project })
-    await writeFile(path.join(project, 'hangar.yaml'), 'notifications:\n  allowPrivateNetworks: true\n')
-    const dataDir = path.join(root, 'data')
-    const env = cleanEnv({
-      PATH: [path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
-      HOME: root,
-      ANTHROPIC_API_KEY: 'sk-ant-test-api-0123456789',
-      ANTHROPIC_BASE_URL: mock.url,
+    web = await startWebFixture({
+      prefix: 'hangar-web-notify-',
+      files: { 'hangar.yaml': 'notifications:\n  allowPrivateNetworks: true\n' },
+      env: { ANTHROPIC_API_KEY: 'sk-ant-test-api-0123456789', ANTHROPIC_BASE_URL: mock.url },
     })
-    daemon = await startDaemon(['--data-dir', dataDir], { env, cwd: project, timeoutMs: 60_000 })
-    token = await createToken(daemon.url, await readDaemonToken(dataDir), 'notify', ['approve'])
-    browser = await launchChromium()
-    context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+    daemon = web.daemon
+    token = await createToken(daemon.url, web.token, 'notify', ['approve'])
   }, 120_000)
 
   afterAll(async () => {
-    await browser?.close()
-    await daemon?.stop()
+    await web?.close()
     await Promise.all([mock?.close(), receiver?.close()])
-    if (root) await rm(root, { recursive: true, force: true })
   })
 
   it('adds a webhook in Settings, then a proposal made with no tab open links to its card', async () => {
-    let page = await context.newPage()
-    page.on('pageerror', (error) => pageErrors.push(error.message))
+    let page = await web.newPage()
     page.on('dialog', (dialog) => void dialog.accept())
     await page.goto(daemon.signInLink)
     await page.waitForURL(/\/conversations$/)
@@ -103,8 +77,7 @@ describe('web UI: notifications', () => {
     expect(body.url).toBe(`${daemon.url}/conversations/${conversation.json.id}?action=${body.actionId}`)
 
     // The link opens that card, marked, for the signed-in user to decide.
-    page = await context.newPage()
-    page.on('pageerror', (error) => pageErrors.push(error.message))
+    page = await web.newPage()
     await page.goto(body.url)
     const card = page.locator(`[data-action-id="${body.actionId}"]`)
     await card.waitFor({ timeout: 30_000 })
@@ -113,6 +86,6 @@ describe('web UI: notifications', () => {
     await card.getByRole('button', { name: 'Confirm' }).click()
     const [, , finished] = await receiver.waitFor(3, 60_000)
     expect((finished!.json as { event: string }).event).toBe('run.finished')
-    expect(pageErrors).toEqual([])
+    expect(web.pageErrors).toEqual([])
   }, 180_000)
 })

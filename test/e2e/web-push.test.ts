@@ -9,24 +9,17 @@
 // code. The service worker's own push handler gets the same message (DevTools' push delivery) and its
 // notificationclick handler is run with the browser's windows stood in for. A subscription the browser
 // made with another instance's key is replaced, not reused.
-import { execFileSync } from 'node:child_process'
 import { createECDH } from 'node:crypto'
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import type { Browser, BrowserContext, Page, Worker } from 'playwright-core'
+import type { BrowserContext, Page, Worker } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
 import { createApiClient } from '../helpers/api-client.js'
-import { launchChromium, screenshot } from '../helpers/browser.js'
-import {
-  cleanEnv,
-  createToken,
-  readDaemonToken,
-  type RunningDaemon,
-  startDaemon,
-} from '../helpers/hangar-cli.js'
+import { screenshot } from '../helpers/browser.js'
+import { createToken, type RunningDaemon } from '../helpers/hangar-cli.js'
 import { startPushService } from '../helpers/notification-receivers.js'
-import { makeTempDir } from '../helpers/store-engines.js'
+import { startWebFixture, type WebFixture } from '../helpers/web-fixture.js'
 
 interface StubState {
   subscribed: number
@@ -225,42 +218,28 @@ async function clickInServiceWorker(worker: Worker, links: (string | undefined)[
 describe('web UI: Web Push', () => {
   let mock: MockModelServer
   let push: Awaited<ReturnType<typeof startPushService>>
-  let root: string
-  let project: string
+  let web: WebFixture
   let daemon: RunningDaemon
   let token: string
-  let browser: Browser
   let context: BrowserContext
-  const pageErrors: string[] = []
   const { api, waitForStatus } = createApiClient(() => ({ url: daemon.url, token }))
 
   beforeAll(async () => {
     mock = await startMockModelServer()
     push = await startPushService()
-    root = await makeTempDir('hangar-web-push-')
-    project = path.join(root, 'project')
-    await mkdir(project)
-    execFileSync('git', ['init', '-q'], { cwd: project })
-    await writeFile(path.join(project, 'hangar.yaml'), 'notifications:\n  allowPrivateNetworks: true\n')
-    const dataDir = path.join(root, 'data')
-    const env = cleanEnv({
-      PATH: [path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
-      HOME: root,
-      ANTHROPIC_API_KEY: 'sk-ant-test-api-0123456789',
-      ANTHROPIC_BASE_URL: mock.url,
+    web = await startWebFixture({
+      prefix: 'hangar-web-push-',
+      files: { 'hangar.yaml': 'notifications:\n  allowPrivateNetworks: true\n' },
+      env: { ANTHROPIC_API_KEY: 'sk-ant-test-api-0123456789', ANTHROPIC_BASE_URL: mock.url },
     })
-    daemon = await startDaemon(['--data-dir', dataDir], { env, cwd: project, timeoutMs: 60_000 })
-    token = await createToken(daemon.url, await readDaemonToken(dataDir), 'push', ['approve'])
-    browser = await launchChromium()
-    context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+    ;({ daemon, context } = web)
+    token = await createToken(daemon.url, web.token, 'push', ['approve'])
     await context.grantPermissions(['notifications'], { origin: daemon.url })
   }, 120_000)
 
   afterAll(async () => {
-    await browser?.close()
-    await daemon?.stop()
+    await web?.close()
     await Promise.all([mock?.close(), push?.close()])
-    if (root) await rm(root, { recursive: true, force: true })
   })
 
   it('subscribes in Settings, pushes a proposal made with no tab open, and its link opens the card', async () => {
@@ -269,8 +248,7 @@ describe('web UI: Web Push', () => {
     const subscription = push.subscribe()
     await context.addInitScript(stubPushManager, subscription.json)
 
-    let page = await context.newPage()
-    page.on('pageerror', (error) => pageErrors.push(error.message))
+    let page = await web.newPage()
     await page.goto(daemon.signInLink)
     await page.waitForURL(/\/conversations$/)
     await page.getByRole('link', { name: 'Settings' }).click()
@@ -327,8 +305,7 @@ describe('web UI: Web Push', () => {
     expect(link).not.toMatch(/token|hgr_|session/)
 
     // The link opens that card, marked, in the same signed-in browser; confirming there finishes the run.
-    page = await context.newPage()
-    page.on('pageerror', (error) => pageErrors.push(error.message))
+    page = await web.newPage()
     await page.goto(link)
     const card = page.locator(`[data-action-id="${action.id}"]`)
     await card.waitFor({ timeout: 30_000 })
@@ -368,13 +345,12 @@ describe('web UI: Web Push', () => {
       // A tab it cannot navigate: the link opens in a new one rather than nowhere.
       uncontrolled: targets.map((url) => [`navigate ${url}`, `open ${url}`]),
     })
-    expect(pageErrors).toEqual([])
+    expect(web.pageErrors).toEqual([])
   }, 180_000)
   it('replaces a subscription this browser made with another key (another instance on this origin)', async () => {
     const { publicKey } = (await api<{ publicKey: string }>('GET', '/api/notifications/vapid-key')).json
     const before = push.received.length
-    const page = await context.newPage()
-    page.on('pageerror', (error) => pageErrors.push(error.message))
+    const page = await web.newPage()
     await page.goto(`${daemon.url}/settings`)
     await page.getByRole('heading', { name: 'Notifications' }).waitFor()
     // Its push service would refuse every message signed with this instance's key for that subscription.
@@ -394,6 +370,6 @@ describe('web UI: Web Push', () => {
     const arrived = await push.waitFor(before + 1)
     expect(arrived[before]!.message.event).toBe('notification.test')
     await page.close()
-    expect(pageErrors).toEqual([])
+    expect(web.pageErrors).toEqual([])
   }, 120_000)
 })

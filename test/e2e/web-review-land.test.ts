@@ -3,54 +3,39 @@
 // agent's follow-up run — sees the comment next to its line, flagged "outdated" once the follow-up (told by
 // the comment to, TEXT=) rewrote that line, and lands the workspace; the branch it came from then has
 // exactly its tree.
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { Browser, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApiClient } from '../helpers/api-client.js'
-import { launchChromium, screenshot } from '../helpers/browser.js'
+import { screenshot } from '../helpers/browser.js'
 import { gitIn } from '../helpers/git-fixture.js'
-import { cleanEnv, readDaemonToken, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
-import { makeTempDir } from '../helpers/store-engines.js'
+import type { RunningDaemon } from '../helpers/hangar-cli.js'
+import { startWebFixture, type WebFixture } from '../helpers/web-fixture.js'
 
 const FAKE_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/bin')
 
 describe('web UI: review, comment and land', () => {
-  let root: string
+  let web: WebFixture
   let project: string
   let daemon: RunningDaemon
   let token: string
-  let browser: Browser
   let page: Page
-  const pageErrors: string[] = []
   const { api, waitForStatus } = createApiClient(() => ({ url: daemon.url, token }))
 
   beforeAll(async () => {
-    root = await makeTempDir('hangar-web-review-')
-    const dataDir = path.join(root, 'data')
-    project = path.join(root, 'project')
-    await mkdir(project)
-    await writeFile(path.join(project, 'README.md'), '# project\n')
-    gitIn(project, 'init', '-q', '-b', 'main')
-    gitIn(project, 'add', '.')
-    gitIn(project, 'commit', '-q', '-m', 'first')
-    const env = cleanEnv({
-      PATH: [FAKE_BIN, path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
-      HOME: root,
+    web = await startWebFixture({
+      prefix: 'hangar-web-review-',
+      files: { 'README.md': '# project\n' },
+      commit: true,
+      pathFirst: [FAKE_BIN],
+      viewport: { width: 1280, height: 900 },
     })
-    daemon = await startDaemon(['--data-dir', dataDir], { env, cwd: project, timeoutMs: 60_000 })
-    token = await readDaemonToken(dataDir)
-    browser = await launchChromium()
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage()
-    page.on('pageerror', (error) => pageErrors.push(error.message))
+    ;({ project, daemon, token } = web)
+    page = await web.newPage()
   }, 120_000)
-
-  afterAll(async () => {
-    await browser?.close()
-    await daemon?.stop()
-    if (root) await rm(root, { recursive: true, force: true })
-  })
+  afterAll(() => web?.close())
 
   it('walks review → comment → the agent’s follow-up → land', async () => {
     const created = await api<{ id: string }>('POST', '/api/conversations', { agent: 'cursor-agent' })
@@ -107,6 +92,6 @@ describe('web UI: review, comment and land', () => {
     await screenshot(page, 'review-landed')
     expect(await readFile(path.join(project, 'hello.txt'), 'utf8')).toBe('hello-user\n')
     expect(gitIn(project, 'status', '--porcelain')).toBe('')
-    expect(pageErrors).toEqual([])
+    expect(web.pageErrors).toEqual([])
   }, 120_000)
 })

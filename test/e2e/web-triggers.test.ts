@@ -1,54 +1,38 @@
 // The Triggers page in real Chromium against a real daemon (the built-in agent on the mock model): add a
 // schedule trigger, add a webhook trigger whose secret is shown once (never again after a reload), "Run
 // now", and the fire listed with its run, which finishes.
-import { execFileSync } from 'node:child_process'
-import { mkdir, rm } from 'node:fs/promises'
-import path from 'node:path'
-import type { Browser, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
 import { createApiClient } from '../helpers/api-client.js'
-import { launchChromium, screenshot } from '../helpers/browser.js'
-import { cleanEnv, readDaemonToken, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
-import { makeTempDir } from '../helpers/store-engines.js'
+import { screenshot } from '../helpers/browser.js'
+import type { RunningDaemon } from '../helpers/hangar-cli.js'
+import { startWebFixture, type WebFixture } from '../helpers/web-fixture.js'
 
 describe('web UI: triggers', () => {
   let mock: MockModelServer
-  let root: string
+  let web: WebFixture
   let daemon: RunningDaemon
   let token: string
-  let browser: Browser
   let page: Page
-  const pageErrors: string[] = []
   const { api, waitForStatus } = createApiClient(() => ({ url: daemon.url, token }))
   const form = () => page.getByRole('form', { name: 'Add a trigger' })
 
   beforeAll(async () => {
     mock = await startMockModelServer()
-    root = await makeTempDir('hangar-web-triggers-')
-    const dataDir = path.join(root, 'data')
-    const start = path.join(root, 'start')
-    await mkdir(start)
-    execFileSync('git', ['init', '-q'], { cwd: start })
-    const env = cleanEnv({
-      PATH: [path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
-      HOME: root,
-      ANTHROPIC_API_KEY: 'sk-ant-test-web-triggers-0123456789',
-      ANTHROPIC_BASE_URL: mock.url,
+    web = await startWebFixture({
+      prefix: 'hangar-web-triggers-',
+      projectName: 'start',
+      env: { ANTHROPIC_API_KEY: 'sk-ant-test-web-triggers-0123456789', ANTHROPIC_BASE_URL: mock.url },
+      viewport: { width: 1280, height: 900 },
     })
-    daemon = await startDaemon(['--data-dir', dataDir], { env, cwd: start, timeoutMs: 60_000 })
-    token = await readDaemonToken(dataDir)
-    browser = await launchChromium()
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage()
-    page.on('pageerror', (error) => pageErrors.push(error.message))
+    ;({ daemon, token } = web)
+    page = await web.newPage()
     page.on('dialog', (dialog) => void dialog.accept())
   }, 120_000)
-
   afterAll(async () => {
-    await browser?.close()
-    await daemon?.stop()
+    await web?.close()
     await mock?.close()
-    if (root) await rm(root, { recursive: true, force: true })
   })
 
   it(
@@ -125,7 +109,7 @@ describe('web UI: triggers', () => {
       expect(listed.json.fires[0]).toMatchObject({ runId, runStatus: 'succeeded' })
       await fires.getByRole('button', { name: 'Refresh' }).click()
       await expect.poll(async () => fires.textContent()).toContain('succeeded')
-      expect(pageErrors).toEqual([])
+      expect(web.pageErrors).toEqual([])
     },
   )
 })
