@@ -91,8 +91,8 @@ export interface RuntimeOptions {
   /** How often the proxy's request log is written behind (default 25 ms); tests stretch it. */
   requestLogFlushMs?: number
   /**
-   * Agents are spawned by a small launcher process (`hangar up` with HANGAR_AGENT_LAUNCHER=1): a fork of the
-   * daemon blocks its event loop, and every run's stream with it, until the agent has exec'd
+   * Agents are spawned by a small launcher process (`hangar up`, unless HANGAR_AGENT_LAUNCHER=0): a fork of
+   * the daemon blocks its event loop, and every run's stream with it, until the agent has exec'd
    * (adapters/agent-launcher.ts).
    */
   agentLauncher?: boolean

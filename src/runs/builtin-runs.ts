@@ -155,7 +155,8 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
         sandboxSettingsFor(input.profile, options.config, input.project),
         options.env,
       )
-      active.emit({
+      await conversations.update(input.conversationId, { status: 'running' })
+      await active.begin({
         type: 'run-start',
         agent: run.agent,
         adapter: 'builtin',
@@ -177,8 +178,6 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
         const warning = await options.modelProxy?.builtinFeedsNotDelivered(userId, run.agent, input.profile)
         if (warning) active.emit(warning)
       }
-      await active.setStatus('running')
-      await conversations.update(input.conversationId, { status: 'running' })
       const result = await runAgentLoop({
         llm: model.client,
         model: model.model,

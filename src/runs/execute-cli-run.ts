@@ -183,7 +183,7 @@ export async function executeCliRun(
       executable: request.executable,
       timeoutSeconds: request.timeoutSeconds ?? 3600,
     }
-    active.emit({
+    await active.begin({
       type: 'run-start',
       agent: request.agent,
       adapter: adapter.id,
@@ -235,7 +235,6 @@ export async function executeCliRun(
       return remote ? await finalizeRemote(active, request.target!, remote.shipped, failed) : failed
     }
     await active.setProcess(processHandle.pid)
-    await active.setStatus('running')
 
     const graceMs = (adapter.cancelGraceSeconds ?? 3) * 1000
     // On a host, the CLI's group there is signalled first; the local ssh then ends with it.

@@ -1,7 +1,14 @@
 // Runs: created with their owner, moved through their statuses, ended with a `run-end` event. This is
 // the first, minimal piece of the run service; the scheduler (queueing, dependencies, concurrency)
 // extends it rather than writing a second.
-import type { AgentEvent, EventEnvelope, RunStatus, TerminalRunStatus, UsageTotals } from '../core/events.js'
+import type {
+  AgentEvent,
+  EventEnvelope,
+  RunStartEvent,
+  RunStatus,
+  TerminalRunStatus,
+  UsageTotals,
+} from '../core/events.js'
 import { type Clock, systemClock } from '../core/ids.js'
 import type { Redactor } from '../core/redact.js'
 import type { NewRun, Run } from '../store/repositories/runs-repository.js'
@@ -36,6 +43,12 @@ export interface ActiveRun {
   writer: EventWriter
   emit(event: AgentEvent): void
   setStatus(status: RunStatus): Promise<void>
+  /**
+   * Marks the run `running`, then emits its `run-start`. Clients fetch a run again when its run-start
+   * arrives (the web UI's chat and lists), and no later event tells them it runs: stored after, the status
+   * raced the agent's spawn, which a spawn by the agent launcher (IPC round trips) lost every time.
+   */
+  begin(event: RunStartEvent): Promise<void>
   /** Records the agent's process group so a restarted daemon can reap it. */
   setProcess(pid: number): Promise<void>
   /**
@@ -105,6 +118,10 @@ export function createRunService(options: {
       emit: (event) => writer.write(event),
       async setStatus(status) {
         await runs.update(run.id, { status })
+      },
+      async begin(event) {
+        await runs.update(run.id, { status: 'running' })
+        writer.write(event)
       },
       async setProcess(pid) {
         await runs.update(run.id, { agentPgid: pid })

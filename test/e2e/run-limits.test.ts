@@ -31,6 +31,14 @@ interface EventJson {
   status?: string
 }
 
+/** The command line of a process's parent (Linux /proc); null before the process is known. */
+async function parentCommandOf(pid: number | null): Promise<string | null> {
+  if (!pid) return null
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+  const parent = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]
+  return (await readFile(`/proc/${parent}/cmdline`, 'utf8')).split('\0')[0]!
+}
+
 // Long enough for a second run of the same profile (real Claude Code on the mock) to finish under load.
 const STUCK_TIMEOUT = '45s'
 
@@ -111,6 +119,12 @@ describe('run limits', () => {
     })
     expect(hung.status).toBe(202)
     await waitForStatus(hung.json.id, ['running'], 90_000)
+    // Spawned by `hangar up`'s agent launcher, its default (HANGAR_AGENT_LAUNCHER=0: by the daemon itself).
+    await expect
+      .poll(async () =>
+        parentCommandOf((await api<RunJson>('GET', `/api/runs/${hung.json.id}`)).json.agentPgid),
+      )
+      .toBe('hangar-agent-launcher')
     const next = await api<RunJson>('POST', '/api/runs', { agent: 'stuck', prompt: 'Say hello.' })
     expect(next.status).toBe(201)
 

@@ -98,9 +98,9 @@ export function registerUpCommand(
       const daemonIo = options.logToFile ? fileIo(io, dataDir) : io
       const runtime = await openRuntime(
         daemonIo,
-        // The agent launcher (adapters/agent-launcher.ts) is opt-in for now: with it, the web UI's chat did
-        // not show a Claude Code reply while it streamed (test/e2e/web-ui.test.ts), cause not yet found.
-        { ...globals(), nodeId: options.nodeId, agentLauncher: io.env.HANGAR_AGENT_LAUNCHER === '1' },
+        // Agents are spawned by the agent launcher (adapters/agent-launcher.ts) unless
+        // HANGAR_AGENT_LAUNCHER=0 asks for the daemon's own spawn.
+        { ...globals(), nodeId: options.nodeId, agentLauncher: io.env.HANGAR_AGENT_LAUNCHER !== '0' },
         { logLevel: 'info' },
       )
       await serveUntilStopped(
