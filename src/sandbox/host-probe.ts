@@ -27,19 +27,41 @@ export interface HostProbe {
   copied: string[]
 }
 
+const HELPERS = String.raw`real() { readlink -f "$1" 2>/dev/null || printf '%s' "$1"; }
+one() { printf '%s=%s\n' "$1" "$(printf '%s' "$2" | tr '\n' ' ')"; }
+one home "$HOME"
+`
+
+/**
+ * Whether the host can sandbox at all: bubblewrap (`HANGAR_BWRAP` in the host's environment names it, as it
+ * does for the daemon), a trial sandbox with the namespaces a run gets, and node. Ends the script (exit 0)
+ * at the first thing missing.
+ */
+const CAN_SANDBOX = String.raw`BW=$(printenv HANGAR_BWRAP) || BW=$(command -v bwrap 2>/dev/null) || BW=
+if [ -z "$BW" ] || [ ! -x "$BW" ]; then exit 0; fi
+one bwrap "$BW"
+one version "$("$BW" --version 2>/dev/null | head -n 1)"
+if ! said=$("$BW" --die-with-parent --unshare-pid --unshare-net --ro-bind / / --proc /proc -- /bin/true 2>&1); then
+  one refused "$(printf '%s' "$said" | tail -n 1)"
+  exit 0
+fi
+NODE=$(command -v node 2>/dev/null) || NODE=
+if [ -z "$NODE" ]; then exit 0; fi
+one node "$NODE"
+`
+
+/** `sh -c HOST_CHECK`: what `hangar agents` asks a target (nothing is made there). */
+export const HOST_CHECK = `set -u\n${HELPERS}${CAN_SANDBOX}`
+
 /**
  * `sh -c HOST_PROBE sh RUN WS WANTED NAME BOXHOME N PATH…(N) FILE…`: RUN the run's directory, WS the
  * workspace, WANTED/NAME the CLI as the launch wrapper resolves it, BOXHOME the sandbox home, then N paths
- * to resolve and the home's files to copy. `HANGAR_BWRAP` in the host's environment names the binary, as it
- * does for the daemon.
+ * to resolve and the home's files to copy.
  */
 export const HOST_PROBE = String.raw`set -u
 RUN=$1 WS=$2 WANTED=$3 NAME=$4 BOXHOME=$5 N=$6
 shift 6
-real() { readlink -f "$1" 2>/dev/null || printf '%s' "$1"; }
-one() { printf '%s=%s\n' "$1" "$(printf '%s' "$2" | tr '\n' ' ')"; }
-one home "$HOME"
-while [ "$N" -gt 0 ]; do
+${HELPERS}while [ "$N" -gt 0 ]; do
   if [ -e "$1" ]; then one real "$(real "$1")"; fi
   shift; N=$((N - 1))
 done
@@ -55,21 +77,10 @@ if [ -f "$WS/.git" ]; then
     one commondir "$(real "$common")"
   fi
 fi
-BW=$(printenv HANGAR_BWRAP) || BW=$(command -v bwrap 2>/dev/null) || BW=
-if [ -z "$BW" ] || [ ! -x "$BW" ]; then exit 0; fi
-one bwrap "$BW"
-one version "$("$BW" --version 2>/dev/null | head -n 1)"
-if ! said=$("$BW" --die-with-parent --unshare-pid --unshare-net --ro-bind / / --proc /proc -- /bin/true 2>&1); then
-  one refused "$(printf '%s' "$said" | tail -n 1)"
-  exit 0
-fi
-NODE=$(command -v node 2>/dev/null) || NODE=
-if [ -z "$NODE" ]; then exit 0; fi
-one node "$NODE"
-one real "$(real "$NODE")"
+${CAN_SANDBOX}one real "$(real "$NODE")"
 mkdir -p "$RUN" "$BOXHOME"
 chmod 700 "$RUN" "$BOXHOME"
-one net "$(mktemp -d /tmp/hangar-net-XXXXXX)"
+NET=$(mktemp -d /tmp/hangar-net-XXXXXX) && one net "$NET"
 for file in "$@"; do
   if [ -f "$HOME/$file" ]; then
     mkdir -p "$BOXHOME/$(dirname "$file")"
@@ -101,15 +112,13 @@ export function parseHostProbe(text: string): HostProbe {
   return probe
 }
 
-/** Why the host cannot sandbox the run (said with the fix), or undefined when it can. */
+/** Why the host cannot sandbox runs (said with the fix), or undefined when it can. */
 export function hostUnavailable(probe: HostProbe, host: string): string | undefined {
   if (probe.bwrap === undefined)
-    return `${host}: bubblewrap is not installed there, so this run is not sandboxed; install it on that host (Debian/Ubuntu: apt-get install bubblewrap) to confine its runs`
+    return `${host}: bubblewrap is not installed there, so runs there are not sandboxed; install it on that host (Debian/Ubuntu: apt-get install bubblewrap) to confine its runs`
   if (probe.refused !== undefined)
-    return `${host}: bubblewrap cannot create a sandbox there (${probe.refused}), so this run is not sandboxed; enable unprivileged user namespaces on that host to confine its runs`
+    return `${host}: bubblewrap cannot create a sandbox there (${probe.refused}), so runs there are not sandboxed; enable unprivileged user namespaces on that host to confine its runs`
   if (probe.node === undefined)
-    return `${host}: node is not installed there (the sandbox's forwarder to the model proxy runs on it), so this run is not sandboxed; install node on that host to confine its runs`
-  if (probe.net === undefined)
-    return `${host}: cannot make a private directory in /tmp there, so this run is not sandboxed; check that /tmp is writable on that host`
+    return `${host}: node is not installed there (the sandbox's forwarder to the model proxy runs on it), so runs there are not sandboxed; install node on that host to confine its runs`
   return undefined
 }

@@ -53,7 +53,7 @@ describe('parseHostProbe', () => {
   it('says why a host cannot sandbox, with the fix', () => {
     expect(hostUnavailable(PROBE, 'box')).toBeUndefined()
     expect(hostUnavailable({ home: '/h', reals: [], copied: [] }, 'box (me@h)')).toMatch(
-      /^box \(me@h\): bubblewrap is not installed there, so this run is not sandboxed; install it .*apt-get install bubblewrap/,
+      /^box \(me@h\): bubblewrap is not installed there, so runs there are not sandboxed; install it .*apt-get install bubblewrap/,
     )
     expect(hostUnavailable({ ...PROBE, refused: 'setting up uid map: Permission denied' }, 'box')).toMatch(
       /cannot create a sandbox there \(setting up uid map: Permission denied\).*user namespaces/,

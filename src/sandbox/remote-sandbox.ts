@@ -20,7 +20,7 @@ import type { ProxyForward } from '../runs/remote-launch.js'
 import { remoteShell, shellQuote, type SshConnection } from '../workspaces/ssh/ssh-connection.js'
 import { type BwrapLayout, bwrapArgs } from './bwrap-args.js'
 import { FORWARDER_FILE, FORWARDER_SCRIPT } from './forwarder-script.js'
-import { HOST_PROBE, type HostProbe, hostUnavailable, parseHostProbe } from './host-probe.js'
+import { HOST_CHECK, HOST_PROBE, type HostProbe, hostUnavailable, parseHostProbe } from './host-probe.js'
 import type { RunSandboxHandle, SandboxSettings } from './run-sandbox.js'
 import { SANDBOX_HOME_FILES } from './sandbox-home.js'
 import { openSandboxNetwork, type SandboxNetwork } from './sandbox-network.js'
@@ -139,7 +139,11 @@ export async function openRemoteSandbox(
     ]),
   )
   const probe = parseHostProbe(answer.stdout.toString('utf8'))
-  const reason = hostUnavailable(probe, host)
+  const reason =
+    hostUnavailable(probe, host) ??
+    (probe.net === undefined
+      ? `${host}: cannot make a private directory in /tmp there, so runs there are not sandboxed; check that /tmp is writable on that host`
+      : undefined)
   if (reason !== undefined) {
     run.log.info('run not sandboxed on its host', {
       runId: run.runId,
@@ -202,4 +206,14 @@ export async function openRemoteSandbox(
     await removeNet().catch(() => {})
     throw error
   }
+}
+
+/** What `hangar agents` says of a target: the bubblewrap that would confine its runs, or why none would. */
+export async function checkHostSandbox(
+  connection: SshConnection,
+): Promise<{ by: string } | { reason: string }> {
+  const answer = await connection.check('checking for bubblewrap', remoteShell(HOST_CHECK))
+  const probe = parseHostProbe(answer.stdout.toString('utf8'))
+  const reason = hostUnavailable(probe, `${connection.target.name} (${connection.target.ssh})`)
+  return reason !== undefined ? { reason } : { by: probe.version ?? 'bubblewrap' }
 }

@@ -13,7 +13,7 @@ import { type MockModelServer, startMockModelServer } from '../fixtures/mock-mod
 import { type FeedProject, startFeedProject } from '../helpers/feed-project.js'
 import { gitIn } from '../helpers/git-fixture.js'
 import { cleanEnv, HANGAR_BIN, runHangar } from '../helpers/hangar-cli.js'
-import { realCliPath, TEST_API_KEY } from '../helpers/real-cli-cases.js'
+import { REAL_CLI_CASES, realCliPath, TEST_API_KEY } from '../helpers/real-cli-cases.js'
 import { startSshd, type TestSshd } from '../helpers/sshd.js'
 
 interface Envelope {
@@ -43,6 +43,13 @@ async function processesWith(marker: string): Promise<string[]> {
   return found
 }
 
+const BOXED = REAL_CLI_CASES.filter((cliCase) => ['claude', 'codex'].includes(cliCase.name))
+
+function endpointEnv(family: string, mockUrl: string): Record<string, string> {
+  if (family === 'anthropic') return { ANTHROPIC_BASE_URL: mockUrl, ANTHROPIC_API_KEY: TEST_API_KEY }
+  return { OPENAI_BASE_URL: `${mockUrl}/v1`, OPENAI_API_KEY: TEST_API_KEY }
+}
+
 const shell = (command: string) => `SHELL64=${Buffer.from(command).toString('base64url')}`
 
 describe('sandboxed runs on an SSH target', () => {
@@ -68,12 +75,15 @@ describe('sandboxed runs on an SSH target', () => {
         'targets:',
         `  box: ${target}`,
         'agents:',
-        '  boxed:',
-        '    adapter: claude-code',
-        '    target: box',
-        '    sandbox: workspace',
-        '    permissions: { mode: permissive }',
-        '    feeds: [{ source: ops, path: /drills, ttl: 60 }]',
+        ...BOXED.flatMap((cliCase) => [
+          `  ${cliCase.name}-boxed:`,
+          `    adapter: ${cliCase.adapter.id}`,
+          ...(cliCase.model ? [`    model: ${cliCase.model}`] : []),
+          '    target: box',
+          '    sandbox: workspace',
+          '    permissions: { mode: permissive }',
+          '    feeds: [{ source: ops, path: /drills, ttl: 60 }]',
+        ]),
       ].join('\n'),
     )
     gitIn(shop.project, 'add', '-A')
@@ -92,15 +102,15 @@ describe('sandboxed runs on an SSH target', () => {
       HOME: shop.home,
       HANGAR_DATA_DIR: dataDir,
       HANGAR_SSH_COMMAND: sshd.sshCommand,
-      ANTHROPIC_BASE_URL: mock.url,
-      ANTHROPIC_API_KEY: TEST_API_KEY,
+      ...endpointEnv('anthropic', mock.url),
+      ...endpointEnv('openai', mock.url),
       CLAUDE_CODE_MAX_RETRIES: '1',
       ...extra,
     })
   }
 
-  async function hangarRun(prompt: string, env = envFor()) {
-    const result = await runHangar(['run', '--agent', 'boxed', '--json', prompt], {
+  async function hangarRun(prompt: string, env = envFor(), agent = 'claude-boxed') {
+    const result = await runHangar(['run', '--agent', agent, '--json', prompt], {
       env,
       cwd: shop.project,
       timeoutMs: 120_000,
@@ -109,25 +119,34 @@ describe('sandboxed runs on an SSH target', () => {
     return parse(result.stdout)
   }
 
-  it('confines Claude Code on the host: writes in the workspace come back, the proxy meters, nothing else is reached', async () => {
-    mock.reset()
-    const envelopes = await hangarRun('Please create a file. FILE=notes.txt')
-    expect(envelopes[0]).toMatchObject({
-      type: 'run-start',
-      proxied: true,
-      sandbox: { mode: 'workspace', by: expect.stringMatching(/^bubblewrap .* on box$/) },
-    })
-    expect(await readFile(path.join(shop.project, 'notes.txt'), 'utf8')).toBe(DEFAULT_FILE_CONTENT)
-    expect(mock.requests.some((request) => request.rawBody.includes('--- BEGIN FEED: drills'))).toBe(true)
-    expect(envelopes.some((envelope) => envelope.type === 'usage' && envelope.source === 'proxy')).toBe(true)
-    const shown = JSON.parse(
-      (await runHangar(['runs', 'show', envelopes[0]!.runId, '--json'], { env: envFor(), cwd: shop.project }))
-        .stdout,
-    ) as { requests: unknown[] }
-    expect(shown.requests.length).toBeGreaterThan(0)
+  it.each(BOXED.map((cliCase) => [cliCase.name] as const))(
+    '%s is confined on the host: writes in the workspace come back, the proxy meters, nothing else is reached',
+    async (name) => {
+      mock.reset()
+      const agent = `${name}-boxed`
+      const envelopes = await hangarRun('Please create a file. FILE=notes.txt', envFor(), agent)
+      expect(envelopes[0]).toMatchObject({
+        type: 'run-start',
+        proxied: true,
+        sandbox: { mode: 'workspace', by: expect.stringMatching(/^bubblewrap .* on box$/) },
+      })
+      expect(await readFile(path.join(shop.project, 'notes.txt'), 'utf8')).toBe(DEFAULT_FILE_CONTENT)
+      expect(mock.requests.some((request) => request.rawBody.includes('--- BEGIN FEED: drills'))).toBe(true)
+      expect(envelopes.some((envelope) => envelope.type === 'usage' && envelope.source === 'proxy')).toBe(
+        true,
+      )
+      const shown = JSON.parse(
+        (
+          await runHangar(['runs', 'show', envelopes[0]!.runId, '--json'], {
+            env: envFor(),
+            cwd: shop.project,
+          })
+        ).stdout,
+      ) as { requests: unknown[] }
+      expect(shown.requests.length).toBeGreaterThan(0)
 
-    const outside = path.join(shop.root, 'escaped.txt')
-    const probeScript = `
+      const outside = path.join(shop.root, 'escaped.txt')
+      const probeScript = `
       const fs = require('fs'), net = require('net')
       const attempt = (name, action) => { try { action(); console.log(name + ' READ-OK') } catch (error) { console.log(name + ' ' + error.code) } }
       attempt('ssh', () => console.log(fs.readFileSync(${JSON.stringify(sshd.identityFile)}, 'utf8')))
@@ -142,27 +161,33 @@ describe('sandboxed runs on an SSH target', () => {
       const started = Date.now(), socket = net.connect(5432, '127.0.0.1')
       socket.on('connect', () => { console.log('postgres connected'); socket.destroy(); console.log('PROBE-DONE') })
       socket.on('error', (error) => { console.log('postgres ' + error.code + ' ' + (Date.now() - started)); console.log('PROBE-DONE') })`
-    await writeFile(path.join(shop.project, 'probe.cjs'), probeScript)
-    const probed = await hangarRun(`Run the probe. ${shell('node probe.cjs > probe.txt 2>&1')}`)
-    expect(probed[0]).toMatchObject({ sandbox: { mode: 'workspace' } })
-    const report = await readFile(path.join(shop.project, 'probe.txt'), 'utf8').catch(() => {
-      throw new Error(`no probe.txt; the run said:\n${JSON.stringify(probed.slice(-5))}`)
-    })
-    expect(report).toContain('PROBE-DONE')
-    expect(report).not.toContain('PRIVATE KEY')
-    expect(report).toMatch(/^ssh ENOENT$/m)
-    expect(report).toMatch(/^secret ENOENT$/m)
-    expect(report).toMatch(/^environ ENOENT$/m)
-    expect(report).toMatch(/^root EROFS$/m)
-    expect(report).toMatch(/^runs 1$/m)
-    expect(report).toMatch(/^pgid EROFS$/m)
-    expect(existsSync(outside)).toBe(false)
-    expect(existsSync('/var/hangar-escaped.txt')).toBe(false)
-    const postgres = /^postgres (\w+) (\d+)$/m.exec(report)
-    expect(postgres?.[1]).toBe('ECONNREFUSED')
-    expect(Number(postgres?.[2])).toBeLessThan(5000)
-    for (const file of ['probe.txt', 'probe.cjs', 'notes.txt']) await rm(path.join(shop.project, file))
-  }, 300_000)
+      await writeFile(path.join(shop.project, 'probe.cjs'), probeScript)
+      const probed = await hangarRun(
+        `Run the probe. ${shell('node probe.cjs > probe.txt 2>&1')}`,
+        envFor(),
+        agent,
+      )
+      expect(probed[0]).toMatchObject({ sandbox: { mode: 'workspace' } })
+      const report = await readFile(path.join(shop.project, 'probe.txt'), 'utf8').catch(() => {
+        throw new Error(`no probe.txt; the run said:\n${JSON.stringify(probed.slice(-5))}`)
+      })
+      expect(report).toContain('PROBE-DONE')
+      expect(report).not.toContain('PRIVATE KEY')
+      expect(report).toMatch(/^ssh ENOENT$/m)
+      expect(report).toMatch(/^secret ENOENT$/m)
+      expect(report).toMatch(/^environ ENOENT$/m)
+      expect(report).toMatch(/^root EROFS$/m)
+      expect(report).toMatch(/^runs 1$/m)
+      expect(report).toMatch(/^pgid EROFS$/m)
+      expect(existsSync(outside)).toBe(false)
+      expect(existsSync('/var/hangar-escaped.txt')).toBe(false)
+      const postgres = /^postgres (\w+) (\d+)$/m.exec(report)
+      expect(postgres?.[1]).toBe('ECONNREFUSED')
+      expect(Number(postgres?.[2])).toBeLessThan(5000)
+      for (const file of ['probe.txt', 'probe.cjs', 'notes.txt']) await rm(path.join(shop.project, file))
+    },
+    300_000,
+  )
 
   it('a cancel kills every process of the sandbox on the host, a setsid child included', async () => {
     mock.reset()
@@ -170,7 +195,7 @@ describe('sandboxed runs on an SSH target', () => {
     const sleeper = 'setsid sh -c "sleep 600; true" > /dev/null 2>&1 < /dev/null & echo started > started.txt'
     const child: ChildProcess = spawn(
       process.execPath,
-      [HANGAR_BIN, 'run', '--agent', 'boxed', '--json', `Start it. HANG ${shell(sleeper)}`],
+      [HANGAR_BIN, 'run', '--agent', 'claude-boxed', '--json', `Start it. HANG ${shell(sleeper)}`],
       { env: envFor(), cwd: shop.project, stdio: ['ignore', 'pipe', 'pipe'] },
     )
     let output = ''
@@ -214,7 +239,7 @@ describe('sandboxed runs on an SSH target', () => {
       sandbox: {
         mode: 'off',
         reason: expect.stringMatching(
-          /^box \(.*@127\.0\.0\.1\): bubblewrap is not installed there, so this run is not sandboxed; install it on that host \(Debian\/Ubuntu: apt-get install bubblewrap\)/,
+          /^box \(.*@127\.0\.0\.1\): bubblewrap is not installed there, so runs there are not sandboxed; install it on that host \(Debian\/Ubuntu: apt-get install bubblewrap\)/,
         ),
       },
     })
@@ -222,9 +247,27 @@ describe('sandboxed runs on an SSH target', () => {
     expect(envelopes.at(-1)).toMatchObject({ type: 'run-end', status: 'succeeded' })
     expect(await readFile(path.join(shop.project, 'plain.txt'), 'utf8')).toBe(DEFAULT_FILE_CONTENT)
     // The CLI's text output shows it as a warning.
-    const text = await runHangar(['run', '--agent', 'boxed', 'Hello. NOTOOL'], { env, cwd: shop.project })
+    const text = await runHangar(['run', '--agent', 'claude-boxed', 'Hello. NOTOOL'], {
+      env,
+      cwd: shop.project,
+    })
     expect(text.code, text.stderr).toBe(0)
     expect(text.stderr).toMatch(/warning: box \(.*\): bubblewrap is not installed there/)
     await rm(path.join(shop.project, 'plain.txt'))
+  }, 240_000)
+
+  it('hangar agents asks the target whether it can confine runs', async () => {
+    const able = await runHangar(['agents'], { env: envFor(), cwd: shop.project, timeoutMs: 120_000 })
+    expect(able.code, able.stderr).toBe(0)
+    expect(able.stdout).toMatch(/^ {4}claude-boxed: sandboxed on box \(bubblewrap \d+\.\d+\.\d+ there\)$/m)
+    const unable = await runHangar(['agents'], {
+      env: envFor({ HANGAR_SSH_COMMAND: `${sshd.sshCommand} -o SetEnv=HANGAR_BWRAP=/nonexistent/bwrap` }),
+      cwd: shop.project,
+      timeoutMs: 120_000,
+    })
+    expect(unable.code, unable.stderr).toBe(0)
+    expect(unable.stdout).toMatch(
+      /^ {4}codex-boxed: not sandboxed: box \(.*\): bubblewrap is not installed there, so runs there are not sandboxed; install it/m,
+    )
   }, 240_000)
 })
