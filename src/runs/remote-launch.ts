@@ -76,8 +76,14 @@ while kill -0 "-$P" 2>/dev/null; do
 done
 `
 
+// A sandboxed run's socket directory on the host is named beside its run directory (sandbox/host-probe.ts).
 const CLEANUP = String.raw`RUN=$1
 if [ -f "$RUN/pgid" ]; then kill -KILL "-$(cat "$RUN/pgid")" 2>/dev/null || true; fi
+if [ -f "$RUN.net" ]; then
+  NET=$(cat "$RUN.net")
+  case $NET in /tmp/hangar-net-*) rm -rf "$NET" ;; esac
+  rm -f "$RUN.net"
+fi
 rm -rf "$RUN"
 `
 

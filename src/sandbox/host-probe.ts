@@ -80,7 +80,8 @@ fi
 ${CAN_SANDBOX}one real "$(real "$NODE")"
 mkdir -p "$RUN" "$BOXHOME"
 chmod 700 "$RUN" "$BOXHOME"
-NET=$(mktemp -d /tmp/hangar-net-XXXXXX) && one net "$NET"
+# Recorded beside the run's directory (out of the agent's reach), so a cleanup after a crash removes it too.
+NET=$(mktemp -d /tmp/hangar-net-XXXXXX) && printf '%s\n' "$NET" > "$RUN.net" && one net "$NET"
 for file in "$@"; do
   if [ -f "$HOME/$file" ]; then
     mkdir -p "$BOXHOME/$(dirname "$file")"

@@ -173,6 +173,8 @@ describe('HOST_PROBE (run by the local sh, as a host would)', () => {
       '{"signed":"in"}',
     )
     expect(hostUnavailable(found, 'box')).toBeUndefined()
+    // Named beside the run's directory, where the agent cannot rewrite it, for the cleanup.
+    expect(await readFile(path.join(root, 'hangar', 'runs', 'run_1.net'), 'utf8')).toBe(`${found.net}\n`)
     await rm(found.net!, { recursive: true })
   })
 

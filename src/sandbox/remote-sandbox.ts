@@ -163,7 +163,8 @@ export async function openRemoteSandbox(
   const hostsSocket = settings.hosts.length > 0 ? path.posix.join(net, 'hosts.sock') : undefined
   // The CONNECT proxy of an allow-list runs here (the daemon's side), reached through its own forward.
   let network: SandboxNetwork | undefined
-  const removeNet = () => connection.run(`rm -rf ${shellQuote(net)}`).then(() => undefined)
+  const removeNet = () =>
+    connection.run(`rm -rf ${shellQuote(net)} ${shellQuote(`${run.runDir}.net`)}`).then(() => undefined)
   try {
     if (hostsSocket)
       network = await openSandboxNetwork({

@@ -6,6 +6,8 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_FILE_CONTENT } from '../fixtures/mock-model/directives.js'
@@ -58,8 +60,14 @@ describe('sandboxed runs on an SSH target', () => {
   let shop: FeedProject
   let hostDir: string
   let dataDir: string
+  let allowed: Server
+  let allowedPort: number
 
   beforeAll(async () => {
+    // A host a profile allows through its CONNECT proxy (sandboxHosts).
+    allowed = createServer((_request, response) => response.end('allowed host says hi'))
+    await new Promise<void>((resolve) => allowed.listen(0, '127.0.0.1', resolve))
+    allowedPort = (allowed.address() as AddressInfo).port
     mock = await startMockModelServer()
     shop = await startFeedProject('ssh-sandbox', FEED_TEXT)
     // The host is this machine, as this user: its keys live in the host user's home (hidden in a sandbox).
@@ -84,6 +92,12 @@ describe('sandboxed runs on an SSH target', () => {
           '    permissions: { mode: permissive }',
           '    feeds: [{ source: ops, path: /drills, ttl: 60 }]',
         ]),
+        '  claude-hosts:',
+        '    adapter: claude-code',
+        '    target: box',
+        '    sandbox: workspace',
+        '    permissions: { mode: permissive }',
+        `    sandboxHosts: ["127.0.0.1:${allowedPort}"]`,
       ].join('\n'),
     )
     gitIn(shop.project, 'add', '-A')
@@ -91,6 +105,7 @@ describe('sandboxed runs on an SSH target', () => {
   }, 60_000)
 
   afterAll(async () => {
+    await new Promise((resolve) => allowed?.close(resolve))
     await sshd?.stop()
     await mock?.close()
     await shop?.close()
@@ -157,6 +172,7 @@ describe('sandboxed runs on an SSH target', () => {
       // The target's runs/ shows only this run's directory; cancel trusts the pgid file in it.
       const runs = ${JSON.stringify(path.join(hostDir, 'runs'))}
       console.log('runs ' + fs.readdirSync(runs).length)
+      console.log('net ' + fs.readdirSync('/tmp').filter((name) => name.startsWith('hangar-net-')).join(','))
       attempt('pgid', () => fs.writeFileSync(runs + '/' + fs.readdirSync(runs)[0] + '/pgid', '1'))
       const started = Date.now(), socket = net.connect(5432, '127.0.0.1')
       socket.on('connect', () => { console.log('postgres connected'); socket.destroy(); console.log('PROBE-DONE') })
@@ -179,6 +195,11 @@ describe('sandboxed runs on an SSH target', () => {
       expect(report).toMatch(/^root EROFS$/m)
       expect(report).toMatch(/^runs 1$/m)
       expect(report).toMatch(/^pgid EROFS$/m)
+      // The run's socket directory on the host (its private /tmp shows only that) is gone with the run.
+      const net = /^net (hangar-net-\w+)$/m.exec(report)?.[1]
+      expect(net).toBeDefined()
+      expect(existsSync(path.join('/tmp', net!))).toBe(false)
+      expect(await readdir(path.join(hostDir, 'runs'))).toEqual([])
       expect(existsSync(outside)).toBe(false)
       expect(existsSync('/var/hangar-escaped.txt')).toBe(false)
       const postgres = /^postgres (\w+) (\d+)$/m.exec(report)
@@ -188,6 +209,40 @@ describe('sandboxed runs on an SSH target', () => {
     },
     300_000,
   )
+
+  it('sandboxHosts on a target: the CONNECT proxy tunnels to an allowed host and refuses the others', async () => {
+    mock.reset()
+    const probeScript = `
+      const http = require('http')
+      const proxy = new URL(process.env.HTTPS_PROXY)
+      const tunnel = (target) => new Promise((resolve) => {
+        const request = http.request({ host: proxy.hostname, port: proxy.port, method: 'CONNECT', path: target })
+        request.on('connect', (response, socket) => {
+          if (response.statusCode !== 200) { console.log(target + ' ' + response.statusCode); socket.destroy(); return resolve() }
+          socket.write('GET / HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n')
+          let body = ''
+          socket.on('data', (chunk) => (body += chunk))
+          socket.on('end', () => { console.log(target + ' 200 ' + body.split('\\r\\n\\r\\n')[1]); resolve() })
+        })
+        request.on('error', (error) => { console.log(target + ' ' + error.code); resolve() })
+        request.end()
+      })
+      tunnel('127.0.0.1:${allowedPort}').then(() => tunnel('127.0.0.1:5432')).then(() => console.log('PROBE-DONE'))`
+    await writeFile(path.join(shop.project, 'hosts-probe.cjs'), probeScript)
+    const envelopes = await hangarRun(
+      `Run the probe. ${shell('node hosts-probe.cjs > hosts.txt 2>&1')}`,
+      envFor(),
+      'claude-hosts',
+    )
+    expect(envelopes[0]).toMatchObject({
+      sandbox: { mode: 'workspace', hosts: [`127.0.0.1:${allowedPort}`] },
+    })
+    const report = await readFile(path.join(shop.project, 'hosts.txt'), 'utf8')
+    expect(report).toContain('PROBE-DONE')
+    expect(report).toContain(`127.0.0.1:${allowedPort} 200 allowed host says hi`)
+    expect(report).toMatch(/^127\.0\.0\.1:5432 403$/m)
+    for (const file of ['hosts.txt', 'hosts-probe.cjs']) await rm(path.join(shop.project, file))
+  }, 240_000)
 
   it('a cancel kills every process of the sandbox on the host, a setsid child included', async () => {
     mock.reset()
