@@ -15,7 +15,7 @@ export interface HostProbe {
   refused?: string
   /** The host's node (the forwarder runs on it). */
   node?: string
-  /** The CLI's command as the launch wrapper resolves it, and real paths of what the CLI runs from. */
+  /** The CLI's command as the launch wrapper resolves it (its real path), and real paths of what the CLI runs from. */
   command?: string
   reals: string[]
   /** A worktree's own git dir and its shared one. */
@@ -66,7 +66,8 @@ ${HELPERS}while [ "$N" -gt 0 ]; do
   shift; N=$((N - 1))
 done
 if [ -x "$WANTED" ]; then CMD=$WANTED; else CMD=$(command -v "$NAME" 2>/dev/null) || CMD=; fi
-if [ -n "$CMD" ]; then one command "$CMD"; one real "$(real "$CMD")"; fi
+# Its real path is what runs in the sandbox: a link to it (~/.local/bin/claude) may be in the hidden home.
+if [ -n "$CMD" ]; then CMD=$(real "$CMD"); one command "$CMD"; one real "$CMD"; fi
 if [ -f "$WS/.git" ]; then
   own=$(sed -n 's/^gitdir: *//p' "$WS/.git" | head -n 1)
   case $own in /*) ;; *) own=$WS/$own ;; esac
