@@ -58,7 +58,7 @@ function describeProfile(profile: SandboxStatus['profiles'][number], status: San
   const host = status.targets[profile.target] ?? {}
   if (host.by) return `sandboxed on ${profile.target} (${host.by} there)`
   if (host.reason) return `not sandboxed: ${host.reason}`
-  return `sandboxed on ${profile.target} where bubblewrap works there, else its runs go ahead unsandboxed and say why (not checked: ${host.unchecked})`
+  return `sandboxed on ${profile.target} if bubblewrap works there, else its runs go ahead unsandboxed and say why (not checked: ${host.unchecked})`
 }
 
 export function describeSandboxStatus(status: SandboxStatus): string[] {
