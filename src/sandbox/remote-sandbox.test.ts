@@ -1,11 +1,14 @@
 import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HOST_PROBE, hostUnavailable, parseHostProbe } from './host-probe.js'
-import { hostLayout, wrapOnHost } from './remote-sandbox.js'
+import { silentLogger } from '../core/logger.js'
+import type { SshConnection } from '../workspaces/ssh/ssh-connection.js'
+import { hostLayout, openRemoteSandbox, wrapOnHost } from './remote-sandbox.js'
 
 const run = promisify(execFile)
 
@@ -184,5 +187,76 @@ describe('HOST_PROBE (run by the local sh, as a host would)', () => {
     expect(found.bwrap).toBeUndefined()
     expect(found.net).toBeUndefined()
     expect(hostUnavailable(found, 'box')).toMatch(/bubblewrap is not installed there/)
+  })
+})
+
+describe('openRemoteSandbox (its host commands run by the local sh)', () => {
+  let root: string
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'hangar-remote-box-'))
+    await mkdir(path.join(root, 'workspaces', 'k1'), { recursive: true })
+  })
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true })
+  })
+
+  /** A connection whose "host" is this machine: the remote command line goes to sh. */
+  const runHere = async (command: string) => {
+    const { stdout, stderr } = await run('sh', ['-c', command])
+    return { code: 0, stdout: Buffer.from(stdout), stderr }
+  }
+  const local = {
+    target: { name: 'box', ssh: 'me@box' },
+    run: runHere,
+    check: (_what: string, command: string) => runHere(command),
+  } as unknown as SshConnection
+
+  const request = (executable: string) => ({
+    runId: 'run_1',
+    agent: 'far',
+    adapterId: 'claude-code',
+    executable: { path: executable },
+    remoteRoot: root,
+    cwd: path.join(root, 'workspaces', 'k1'),
+    runDir: path.join(root, 'runs', 'run_1'),
+    useLogin: false,
+    proxyOrigin: 'http://127.0.0.1:7456',
+    log: silentLogger,
+  })
+  const settings = { mode: 'workspace' as const, paths: { readOnly: [], writable: [] }, hosts: [] }
+
+  it('opens: the record names the host, the forward is a socket, and close removes the net dir', async () => {
+    const opened = await openRemoteSandbox(local, settings, request(process.execPath))
+    if (!('handle' in opened)) throw new Error(opened.unsandboxed.reason)
+    const { handle } = opened
+    expect(handle.record).toMatchObject({
+      mode: 'workspace',
+      by: expect.stringMatching(/^bubblewrap .* on box$/),
+    })
+    expect(handle.home).toMatch(new RegExp(`^${root}/sandbox-homes/[0-9a-f]{24}$`))
+    const sockets = 'sockets' in handle.forward ? handle.forward.sockets : []
+    expect(sockets).toEqual([
+      { hostSocket: expect.stringMatching(/^\/tmp\/hangar-net-.*\/proxy\.sock$/), to: '127.0.0.1:7456' },
+    ])
+    expect(
+      handle.endpoint({ baseUrl: 'http://127.0.0.1:7456/p/run_1', apiKey: 'k', family: 'anthropic' }),
+    ).toMatchObject({
+      baseUrl: 'http://127.0.0.1:7456/p/run_1',
+    })
+    const net = path.dirname(sockets[0]!.hostSocket)
+    expect(existsSync(net)).toBe(true)
+    await handle.close()
+    expect(existsSync(net)).toBe(false)
+    expect(existsSync(path.join(root, 'runs', 'run_1.net'))).toBe(false)
+  })
+
+  it('fails a run whose CLI the host does not have, leaving no net dir behind', async () => {
+    await expect(
+      openRemoteSandbox(local, settings, request(path.join(root, 'no-such-cli'))),
+    ).rejects.toMatchObject({
+      code: 'sandbox_unavailable',
+      message: expect.stringMatching(/no-such-cli is not installed on box \(me@box\)/),
+    })
+    expect(existsSync(path.join(root, 'runs', 'run_1.net'))).toBe(false)
   })
 })

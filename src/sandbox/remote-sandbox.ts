@@ -152,12 +152,6 @@ export async function openRemoteSandbox(
     })
     return { unsandboxed: { mode: 'off', reason } }
   }
-  if (probe.command === undefined)
-    throw new AppError(
-      'sandbox_unavailable',
-      `${path.posix.basename(wanted)} is not installed on ${host} (no ${wanted}, not on PATH)`,
-      { hint: 'install the CLI on that host' },
-    )
   const net = probe.net!
   const proxySocket = path.posix.join(net, 'proxy.sock')
   const hostsSocket = settings.hosts.length > 0 ? path.posix.join(net, 'hosts.sock') : undefined
@@ -166,6 +160,12 @@ export async function openRemoteSandbox(
   const removeNet = () =>
     connection.run(`rm -rf ${shellQuote(net)} ${shellQuote(`${run.runDir}.net`)}`).then(() => undefined)
   try {
+    if (probe.command === undefined)
+      throw new AppError(
+        'sandbox_unavailable',
+        `${path.posix.basename(wanted)} is not installed on ${host} (no ${wanted}, not on PATH)`,
+        { hint: 'install the CLI on that host' },
+      )
     if (hostsSocket)
       network = await openSandboxNetwork({
         runId: run.runId,
