@@ -135,6 +135,8 @@ export const WARNING_ERROR_CODES: readonly string[] = [
   'output_unrecognized',
   'feeds_not_delivered',
   'workspace_config_unapproved',
+  // A `sandbox: workspace` run on an SSH target whose host cannot confine it: it runs, unsandboxed.
+  'sandbox_off_on_host',
 ]
 
 export function isWarningEvent(event: Pick<ErrorEvent, 'code'>): boolean {

@@ -158,7 +158,7 @@ export async function executeCliRun(
       })
       remote = { launch, shipped }
     }
-    const sandbox = await openCliSandbox(active, request, { runDir, route, remote: remote !== undefined })
+    const sandbox = await openCliSandbox(active, request, { runDir, route, remote })
     if ('failed' in sandbox) return sandbox.failed
     closeSandbox = sandbox.handle?.close
     const home =
@@ -195,13 +195,13 @@ export async function executeCliRun(
         skills: { strategy: skills.strategy, names: (request.skills ?? []).map((skill) => skill.name) },
       }),
     })
+    if (sandbox.warning) active.emit(sandbox.warning)
     if (request.handoff) active.emit(request.handoff)
     if (route.feedsNotDelivered) active.emit(route.feedsNotDelivered)
     const localPlan = adapter.buildLaunch(input)
-    const forward = remote && route.proxyOrigin ? { from: route.proxyOrigin } : undefined
-    const plan = remote
-      ? await remote.launch.prepare(localPlan, env, forward)
-      : (sandbox.handle?.wrap(localPlan) ?? localPlan)
+    const forward = sandbox.forward ?? (remote && route.proxyOrigin ? { from: route.proxyOrigin } : undefined)
+    const wrapped = sandbox.handle?.wrap(localPlan) ?? localPlan
+    const plan = remote ? await remote.launch.prepare(wrapped, env, forward) : wrapped
     const parser = adapter.createParser({ cwd, sessionId: localPlan.sessionId })
     // The session id is stored as soon as it is known (a chosen one: now), so an interrupted run can resume.
     const session = createSessionRecorder(active, parser)

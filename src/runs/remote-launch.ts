@@ -76,8 +76,14 @@ while kill -0 "-$P" 2>/dev/null; do
 done
 `
 
+// A sandboxed run's socket directory on the host is named beside its run directory (sandbox/host-probe.ts).
 const CLEANUP = String.raw`RUN=$1
 if [ -f "$RUN/pgid" ]; then kill -KILL "-$(cat "$RUN/pgid")" 2>/dev/null || true; fi
+if [ -f "$RUN.net" ]; then
+  NET=$(cat "$RUN.net")
+  case $NET in /tmp/hangar-net-*) rm -rf "$NET" ;; esac
+  rm -f "$RUN.net"
+fi
 rm -rf "$RUN"
 `
 
@@ -103,10 +109,12 @@ export interface RemoteLaunch {
   cleanup(): Promise<void>
 }
 
-/** The proxy's local origin (`http://127.0.0.1:7456`), reached from the host through a port `prepare` picks. */
-export interface ProxyForward {
-  from: string
-}
+/**
+ * How the agent on the host reaches the proxy: `from`, the proxy's local origin (`http://127.0.0.1:7456`),
+ * through a host port `prepare` picks; or (a sandboxed run) Unix sockets on the host, each forwarded to a
+ * local `host:port` or socket, the plan left as it is.
+ */
+export type ProxyForward = { from: string } | { sockets: readonly { hostSocket: string; to: string }[] }
 
 /**
  * Host ports for the tunnel: below Linux's ephemeral range (32768–60999), where `listen(0)` and outgoing
@@ -136,7 +144,7 @@ async function hostTunnelPort(connection: SshConnection): Promise<number> {
   return pickTunnelPort(boundPorts(listing.stdout.toString('utf8')))
 }
 
-function forwarded(plan: LaunchPlan, forward: ProxyForward, remotePort: number): LaunchPlan {
+function forwarded(plan: LaunchPlan, forward: { from: string }, remotePort: number): LaunchPlan {
   const to = `http://127.0.0.1:${remotePort}`
   const swap = (text: string) => text.split(forward.from).join(to)
   return {
@@ -171,8 +179,9 @@ export function createRemoteLaunch(
     display: `${connection.target.ssh}:${workspace.remoteDir}`,
 
     async prepare(original, baseEnv, forward) {
-      const remotePort = forward ? await hostTunnelPort(connection) : 0
-      const plan = forward ? forwarded(original, forward, remotePort) : original
+      const tunnel = forward && 'from' in forward ? forward : undefined
+      const remotePort = tunnel ? await hostTunnelPort(connection) : 0
+      const plan = tunnel ? forwarded(original, tunnel, remotePort) : original
       const staging = await mkdtemp(path.join(os.tmpdir(), 'hangar-launch-'))
       try {
         // The plan's files, at their places under the host's run dir, staged here by the supervisor's writer.
@@ -195,20 +204,21 @@ export function createRemoteLaunch(
       } finally {
         await rm(staging, { recursive: true, force: true })
       }
-      const target = forward && new URL(forward.from)
+      const target = tunnel && new URL(tunnel.from)
+      const specs = target
+        ? [`127.0.0.1:${remotePort}:${target.hostname}:${target.port || 80}`]
+        : forward && 'sockets' in forward
+          ? forward.sockets.map((socket) => `${socket.hostSocket}:${socket.to}`)
+          : []
       const { command, args } = connection.argv(
         {
           multiplex: false,
           // The tunnel lives exactly as long as the agent's session; a port taken on the host fails the
           // launch instead of leaving the agent without its model.
-          extraOptions: target
-            ? [
-                '-o',
-                'ExitOnForwardFailure=yes',
-                '-R',
-                `127.0.0.1:${remotePort}:${target.hostname}:${target.port || 80}`,
-              ]
-            : [],
+          extraOptions:
+            specs.length > 0
+              ? ['-o', 'ExitOnForwardFailure=yes', ...specs.flatMap((spec) => ['-R', spec])]
+              : [],
         },
         remoteShell(WRAPPER, [
           runDir,

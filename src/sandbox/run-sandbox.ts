@@ -19,9 +19,10 @@ import type { Logger } from '../core/logger.js'
 import type { SandboxMode, SandboxPathsConfig } from '../core/sandbox-schema.js'
 import { type Bubblewrap, checkBubblewrap, locateBubblewrap } from './bubblewrap.js'
 import { type BwrapLayout, bwrapArgs } from './bwrap-args.js'
-import { FORWARDER_FILE, FORWARDER_SCRIPT, type ForwarderRoute } from './forwarder-script.js'
+import { FORWARDER_FILE, FORWARDER_SCRIPT } from './forwarder-script.js'
 import { prepareSandboxHome } from './sandbox-home.js'
 import { openSandboxNetwork, type SandboxNetwork } from './sandbox-network.js'
+import { inside, installRootOf, sandboxRoutes } from './sandbox-routes.js'
 
 export interface SandboxSettings {
   mode: SandboxMode
@@ -45,15 +46,8 @@ export function sandboxSettingsFor(
 
 type Environment = Readonly<Record<string, string | undefined>>
 
-const PROXY_VARIABLES = ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy']
-
 function expandHome(value: string, home: string): string {
   return value.startsWith('~/') ? path.join(home, value.slice(2)) : value
-}
-
-function inside(child: string, parent: string): boolean {
-  const relative = path.relative(parent, child)
-  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative))
 }
 
 async function isDirectory(file: string): Promise<boolean> {
@@ -62,9 +56,7 @@ async function isDirectory(file: string): Promise<boolean> {
 
 /** What of an executable must stay visible: its whole node_modules tree, else its directory. */
 async function installRoot(file: string): Promise<string> {
-  const real = await realpath(file).catch(() => file)
-  const marker = real.indexOf('/node_modules/')
-  return marker >= 0 ? real.slice(0, marker + '/node_modules'.length) : path.dirname(real)
+  return installRootOf(await realpath(file).catch(() => file))
 }
 
 /** A git worktree's own git dir (writable: its index, HEAD) and the shared one (read-only: hooks live there). */
@@ -155,9 +147,6 @@ export interface RunSandboxHandle {
   close(): Promise<void>
 }
 
-/** Port of the CONNECT proxy inside the sandbox (only the forwarder listens there). */
-const HOSTS_PORT = 3128
-
 export async function openRunSandbox(
   base: SandboxBase,
   run: {
@@ -192,11 +181,10 @@ export async function openRunSandbox(
     hosts: base.settings.hosts,
     log: run.log,
   })
-  const proxyPort = run.proxyOrigin ? Number(new URL(run.proxyOrigin).port || 80) : undefined
-  const hostsPort = proxyPort === HOSTS_PORT ? HOSTS_PORT + 1 : HOSTS_PORT
-  const routes: ForwarderRoute[] = []
-  if (proxyPort !== undefined) routes.push({ port: proxyPort, socket: network.proxySocket })
-  if (network.hostsSocket) routes.push({ port: hostsPort, socket: network.hostsSocket })
+  const { routes, endpoint, environment } = sandboxRoutes(run.proxyOrigin, {
+    proxy: network.proxySocket,
+    hosts: network.hostsSocket,
+  })
   const forwarder = path.join(run.runDir, FORWARDER_FILE)
   await writeFile(forwarder, FORWARDER_SCRIPT, { mode: 0o600 })
   return {
@@ -207,22 +195,8 @@ export async function openRunSandbox(
       by: bubblewrap.version,
       ...(base.settings.hosts.length > 0 && { hosts: base.settings.hosts }),
     },
-    endpoint(endpoint) {
-      if (!endpoint || proxyPort === undefined) return endpoint
-      const url = new URL(endpoint.baseUrl)
-      const inner = `http://127.0.0.1:${proxyPort}${url.pathname}`.replace(/\/+$/, '')
-      return { ...endpoint, baseUrl: inner }
-    },
-    environment(env) {
-      const copy = { ...env }
-      for (const name of [...PROXY_VARIABLES, 'NO_PROXY', 'no_proxy']) delete copy[name]
-      if (network.hostsSocket) {
-        const url = `http://127.0.0.1:${hostsPort}`
-        for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy']) copy[name] = url
-        copy.NO_PROXY = copy.no_proxy = '127.0.0.1,localhost'
-      }
-      return copy
-    },
+    endpoint,
+    environment,
     wrap(plan) {
       const command = [process.execPath, forwarder, JSON.stringify(routes), '--', plan.command, ...plan.args]
       const args = bwrapArgs(

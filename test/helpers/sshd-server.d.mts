@@ -25,6 +25,7 @@ export interface TestSshd {
 
 /**
  * Starts a loopback sshd (fresh keys, a private config) as the current user. `dir`: where keys and
- * configs go, kept by stop(); default a temp dir that stop() removes. Throws when sshd is missing.
+ * configs go, kept by stop(); default a temp dir that stop() removes. `acceptEnv`: variables a client may
+ * set in its sessions (`ssh -o SetEnv=NAME=value`). Throws when sshd is missing.
  */
-export declare function startSshd(options?: { dir?: string }): Promise<TestSshd>
+export declare function startSshd(options?: { dir?: string; acceptEnv?: string[] }): Promise<TestSshd>

@@ -16,7 +16,8 @@ const BIND_ATTEMPTS = 5
 
 /**
  * Starts sshd on a free loopback port (see TestSshd in sshd-server.d.mts).
- * @param {{ dir?: string }} [options] `dir`: where keys and configs go (kept by stop()); default a temp dir.
+ * @param {{ dir?: string, acceptEnv?: string[] }} [options] `dir`: where keys and configs go (kept by stop());
+ *   default a temp dir. `acceptEnv`: variables a client may set in its sessions (ssh -o SetEnv=…).
  * @returns {Promise<import('./sshd-server.mjs').TestSshd>}
  */
 export async function startSshd(options = {}) {
@@ -26,7 +27,7 @@ export async function startSshd(options = {}) {
   const ownDir = options.dir === undefined
   const dir = options.dir ?? (await mkdtemp(path.join(os.tmpdir(), 'hangar-sshd-')))
   try {
-    return await startIn(dir, ownDir)
+    return await startIn(dir, ownDir, options.acceptEnv ?? [])
   } catch (error) {
     if (ownDir) await rm(dir, { recursive: true, force: true })
     throw error
@@ -36,8 +37,9 @@ export async function startSshd(options = {}) {
 /**
  * @param {string} dir
  * @param {boolean} ownDir
+ * @param {string[]} acceptEnv
  */
-async function startIn(dir, ownDir) {
+async function startIn(dir, ownDir, acceptEnv) {
   await mkdir(dir, { recursive: true })
   // sshd refuses to start without its privilege-separation directory.
   if (!existsSync('/run/sshd')) {
@@ -63,7 +65,7 @@ async function startIn(dir, ownDir) {
     const port = await freePort()
     await writeFile(knownHosts, `[127.0.0.1]:${port} ${hostPublicKey}\n`)
     const sshdConfig = path.join(dir, 'sshd_config')
-    await writeFile(sshdConfig, serverConfig({ dir, port, hostKey, user }))
+    await writeFile(sshdConfig, serverConfig({ dir, port, hostKey, user, acceptEnv }))
     const child = spawn(SSHD_PATH, ['-D', '-e', '-f', sshdConfig], { stdio: ['ignore', 'ignore', 'pipe'] })
     // Best effort when a test process ends without stop(): at least the listener goes.
     const killOnExit = () => {
@@ -138,10 +140,11 @@ function clientConfig(knownHosts) {
   ].join('\n')
 }
 
-/** @param {{ dir: string, port: number, hostKey: string, user: string }} options */
+/** @param {{ dir: string, port: number, hostKey: string, user: string, acceptEnv: string[] }} options */
 function serverConfig(options) {
-  // AcceptEnv is left unset: sshd then accepts no client environment.
+  // Without acceptEnv, AcceptEnv is left unset: sshd then accepts no client environment.
   return [
+    ...(options.acceptEnv.length > 0 ? [`AcceptEnv ${options.acceptEnv.join(' ')}`] : []),
     'ListenAddress 127.0.0.1',
     `Port ${options.port}`,
     `HostKey ${options.hostKey}`,

@@ -5,6 +5,7 @@ import { describeDetection, describeDetectionSource } from '../../adapters/detec
 import type { AdapterId } from '../../core/adapter-ids.js'
 import { describeDefaultPermissions } from '../../core/permissions.js'
 import { builtinAgentEntry, describeBuiltin } from '../../runs/builtin-readiness.js'
+import { checkHostSandbox } from '../../sandbox/remote-sandbox.js'
 import { describeSandboxStatus, sandboxStatus } from '../../sandbox/sandbox-status.js'
 import { type GlobalOptions, withRuntime } from '../context.js'
 import { type CliIo, printJson } from '../output.js'
@@ -22,7 +23,10 @@ export function registerAgentsCommand(program: Command, io: CliIo, globals: () =
         detection: await runtime.detectAgents({ refresh: options.refresh ?? false }),
         // The owner's view: their provider settings, and this process's environment.
         builtin: await runtime.builtinReadiness(runtime.owner.id),
-        sandbox: await sandboxStatus(runtime.config, io.env, path.basename(runtime.projectDir)),
+        // A sandboxed profile's SSH target is asked whether it can confine runs (one command there).
+        sandbox: await sandboxStatus(runtime.config, io.env, path.basename(runtime.projectDir), (name) =>
+          checkHostSandbox(runtime.targets.get(name)),
+        ),
       }))
       if (options.json) return printJson(io, [...detection.adapters, builtinAgentEntry(builtin)])
       for (const adapter of detection.adapters) {
