@@ -3,20 +3,15 @@
 // probe writes what it could reach into the workspace. Only the model is mocked.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_FILE_CONTENT } from '../fixtures/mock-model/directives.js'
 import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
 import { type FeedProject, startFeedProject } from '../helpers/feed-project.js'
 import { cleanEnv, HANGAR_BIN, runHangar } from '../helpers/hangar-cli.js'
+import { parseEnvelopes, processesWith } from '../helpers/run-envelopes.js'
 import { REAL_CLI_CASES, realCliPath, TEST_API_KEY } from '../helpers/real-cli-cases.js'
-
-interface Envelope {
-  runId: string
-  type: string
-  [field: string]: unknown
-}
 
 const FEED_TEXT = 'Sandbox drill at 10:00 UTC.'
 const SANDBOXED = REAL_CLI_CASES.filter((cliCase) =>
@@ -27,25 +22,6 @@ function endpointEnv(family: string, mockUrl: string): Record<string, string> {
   if (family === 'gemini') return { GOOGLE_GEMINI_BASE_URL: mockUrl, GEMINI_API_KEY: TEST_API_KEY }
   if (family === 'anthropic') return { ANTHROPIC_BASE_URL: mockUrl, ANTHROPIC_API_KEY: TEST_API_KEY }
   return { OPENAI_BASE_URL: `${mockUrl}/v1`, OPENAI_API_KEY: TEST_API_KEY }
-}
-
-function parse(stdout: string): Envelope[] {
-  return stdout
-    .trim()
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as Envelope)
-}
-
-/** Every process whose environment holds `marker` (a sandboxed agent and its children: their HOME). */
-async function processesWith(marker: string): Promise<string[]> {
-  const found: string[] = []
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    const environment = await readFile(`/proc/${entry}/environ`, 'utf8').catch(() => '')
-    if (environment.includes(marker)) found.push(entry)
-  }
-  return found
 }
 
 describe('sandboxed runs of the real CLIs', () => {
@@ -108,7 +84,7 @@ describe('sandboxed runs of the real CLIs', () => {
         { env, cwd: shop.project, timeoutMs: cliCase.runTimeout * 1000 },
       )
       expect(written.code, `${written.stderr}\n${written.stdout.slice(-2000)}`).toBe(0)
-      const envelopes = parse(written.stdout)
+      const envelopes = parseEnvelopes(written.stdout)
       expect(envelopes[0]).toMatchObject({
         type: 'run-start',
         proxied: true,
@@ -241,7 +217,7 @@ describe('sandboxed runs of the real CLIs', () => {
       timeoutMs: 60_000,
     })
     expect(result.code).toBe(1)
-    const envelopes = parse(result.stdout)
+    const envelopes = parseEnvelopes(result.stdout)
     expect(envelopes.find((envelope) => envelope.type === 'error')).toMatchObject({
       code: 'sandbox_unavailable',
       message: expect.stringMatching(

@@ -15,35 +15,11 @@ import { type MockModelServer, startMockModelServer } from '../fixtures/mock-mod
 import { type FeedProject, startFeedProject } from '../helpers/feed-project.js'
 import { gitIn } from '../helpers/git-fixture.js'
 import { cleanEnv, HANGAR_BIN, runHangar } from '../helpers/hangar-cli.js'
+import { parseEnvelopes, processesWith } from '../helpers/run-envelopes.js'
 import { REAL_CLI_CASES, realCliPath, TEST_API_KEY } from '../helpers/real-cli-cases.js'
 import { startSshd, type TestSshd } from '../helpers/sshd.js'
 
-interface Envelope {
-  runId: string
-  type: string
-  [field: string]: unknown
-}
-
 const FEED_TEXT = 'Remote drill at 11:00 UTC.'
-
-function parse(stdout: string): Envelope[] {
-  return stdout
-    .trim()
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as Envelope)
-}
-
-/** Every process whose environment holds `marker` (the sandboxed agent and its children: their HOME). */
-async function processesWith(marker: string): Promise<string[]> {
-  const found: string[] = []
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    const environment = await readFile(`/proc/${entry}/environ`, 'utf8').catch(() => '')
-    if (environment.includes(marker)) found.push(entry)
-  }
-  return found
-}
 
 const BOXED = REAL_CLI_CASES.filter((cliCase) => ['claude', 'codex'].includes(cliCase.name))
 
@@ -131,7 +107,7 @@ describe('sandboxed runs on an SSH target', () => {
       timeoutMs: 120_000,
     })
     expect(result.code, `${result.stderr}\n${result.stdout.slice(-2500)}`).toBe(0)
-    return parse(result.stdout)
+    return parseEnvelopes(result.stdout)
   }
 
   it.each(BOXED.map((cliCase) => [cliCase.name] as const))(
