@@ -117,9 +117,14 @@ export async function openRemoteSandbox(
 ): Promise<OpenedRemoteSandbox> {
   const host = `${connection.target.name} (${connection.target.ssh})`
   // Kept per agent and workspace, as locally: the CLI's own sessions (resume, the next turn) live there.
+  // Under the workspace's key, so forgetting the workspace on the host (sync-scripts FORGET) removes them.
+  const workspaceKey = path.posix
+    .relative(path.posix.join(run.remoteRoot, 'workspaces'), run.cwd)
+    .split('/')[0]
   const home = path.posix.join(
     run.remoteRoot,
     'sandbox-homes',
+    ...(workspaceKey && !workspaceKey.startsWith('..') ? [workspaceKey] : []),
     createHash('sha256').update(`${run.agent}\0${run.cwd}`).digest('hex').slice(0, 24),
   )
   const wanted = run.executable.interpreter ?? run.executable.path

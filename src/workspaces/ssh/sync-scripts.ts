@@ -141,10 +141,10 @@ echo ok > "$T/complete"
 tar -czf - -C "$T" .
 `
 
-/** Remote: `ROOT KEY` — forgets a workspace (its worktree, its base ref). */
+/** Remote: `ROOT KEY` — forgets a workspace (its worktree, its base ref, its agents' sandbox homes). */
 export const FORGET = String.raw`set -eu
 ROOT=$1 KEY=$2
-rm -rf "$ROOT/workspaces/$KEY" "$ROOT/workspaces/$KEY.unfinalized"
+rm -rf "$ROOT/workspaces/$KEY" "$ROOT/workspaces/$KEY.unfinalized" "$ROOT/sandbox-homes/$KEY"
 if [ -d "$ROOT/cache.git" ]; then
   git -C "$ROOT/cache.git" worktree prune
   git -C "$ROOT/cache.git" update-ref -d "refs/hangar/$KEY/base" 2>/dev/null || true
