@@ -40,13 +40,18 @@ function encodeTime(time: number): string {
 }
 
 function encodeRandom(bytes: Uint8Array): string {
-  // 80 bits → 16 base32 characters.
-  let bits = 0n
-  for (const byte of bytes) bits = (bits << 8n) | BigInt(byte)
+  // 80 bits → 16 base32 characters, as two 40-bit halves (each fits a number exactly: no BigInt per id).
+  return encodeForty(bytes, 0) + encodeForty(bytes, 5)
+}
+
+/** The 5 bytes from `start`, big-endian, as 8 base32 characters. */
+function encodeForty(bytes: Uint8Array, start: number): string {
+  let value = 0
+  for (let i = start; i < start + 5; i++) value = value * 256 + (bytes[i] ?? 0)
   let out = ''
-  for (let i = 0; i < 16; i++) {
-    out = CROCKFORD[Number(bits & 31n)] + out
-    bits >>= 5n
+  for (let i = 0; i < 8; i++) {
+    out = CROCKFORD[value % 32] + out
+    value = Math.floor(value / 32)
   }
   return out
 }
