@@ -27,6 +27,8 @@ export type IdPrefix =
   | 'rvc'
 
 let lastTime = 0
+/** encodeTime(lastTime): ids minted in the same millisecond share it. */
+let lastTimeText = encodeTime(0)
 let lastRandom: Uint8Array = new Uint8Array(10)
 
 function encodeTime(time: number): string {
@@ -84,11 +86,12 @@ function randomTenBytes(): Uint8Array {
 export function ulid(now: number = Date.now()): string {
   if (now <= lastTime) {
     lastRandom = incremented(lastRandom)
-    return encodeTime(lastTime) + encodeRandom(lastRandom)
+    return lastTimeText + encodeRandom(lastRandom)
   }
   lastTime = now
+  lastTimeText = encodeTime(now)
   lastRandom = randomTenBytes()
-  return encodeTime(now) + encodeRandom(lastRandom)
+  return lastTimeText + encodeRandom(lastRandom)
 }
 
 export function newId(prefix: IdPrefix): string {
