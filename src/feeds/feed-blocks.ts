@@ -26,10 +26,32 @@ export interface InjectedFeedSummary {
 // Anything that starts like one of our delimiter lines, however many dashes and spaces.
 const DELIMITER_LIKE_LINE = /^(?=-{3,}[ \t]*(?:BEGIN[ \t]+FEED|END[ \t]+FEED|FEED)[ \t]*:)/gim
 
-export function formatFeedBlocks(
-  results: readonly FeedResult[],
-  caps: FeedCaps,
-): { text: string; feeds: InjectedFeedSummary[] } {
+/**
+ * The blocks of `results`, and a summary per feed for the request log. Every request while the values are
+ * cached gets the same result objects (feed-fetcher), so the same answer: it is kept per first result and
+ * shared — callers must not change it.
+ */
+export function formatFeedBlocks(results: readonly FeedResult[], caps: FeedCaps): FormattedFeeds {
+  const first = results[0]
+  if (first === undefined) return buildFeedBlocks(results, caps)
+  const known = formatted.get(first)
+  if (
+    known?.perFeedBytes === caps.perFeedBytes &&
+    known.totalBytes === caps.totalBytes &&
+    known.results.length === results.length &&
+    known.results.every((result, index) => result === results[index])
+  )
+    return known.answer
+  const answer = buildFeedBlocks(results, caps)
+  formatted.set(first, { results: [...results], ...caps, answer })
+  return answer
+}
+
+type FormattedFeeds = { text: string; feeds: InjectedFeedSummary[] }
+
+const formatted = new WeakMap<FeedResult, FeedCaps & { results: FeedResult[]; answer: FormattedFeeds }>()
+
+function buildFeedBlocks(results: readonly FeedResult[], caps: FeedCaps): FormattedFeeds {
   const parts: string[] = []
   const feeds: InjectedFeedSummary[] = []
   let usedBytes = 0

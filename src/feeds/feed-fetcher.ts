@@ -150,8 +150,26 @@ export function createFeedFetcher(options: FeedFetcherOptions): FeedFetcher {
     return unavailable(feed, failure?.reason ?? 'not fetched')
   }
 
+  /** The result `resolve` would give at once for a value cached fresh, else undefined (resolve decides). */
+  function freshResult(feed: ResolvedFeed, agent: string): FeedResult | undefined {
+    if (!refusals.has(feed) || refusals.get(feed) !== undefined) return undefined
+    const entry = cache.get(`${agent}\u0000${feed.url}`)
+    const value = entry?.value
+    if (!value || !(now() < value.expiresAt)) return undefined
+    if (entry.failure !== undefined && !(entry.failure.at < value.fetchedAt)) return undefined
+    return value.fresh?.feed === feed ? value.fresh : (value.fresh = served(feed, value, 'fresh'))
+  }
+
   return {
-    async collect(feeds, context) {
+    collect(feeds, context) {
+      // Every value cached fresh (most requests): no promise per feed.
+      const ready: FeedResult[] = []
+      for (const feed of feeds) {
+        const result = freshResult(feed, context.agent)
+        if (result === undefined) break
+        ready.push(result)
+      }
+      if (ready.length === feeds.length) return Promise.resolve(ready)
       return Promise.all(
         feeds.map((feed) =>
           resolve(feed, context).catch(() => unavailable(feed, 'internal error while fetching the feed')),

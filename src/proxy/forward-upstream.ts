@@ -157,11 +157,33 @@ export interface ForwardResult {
   aborted: boolean
 }
 
+/**
+ * The upstream request path of a proxied path without a query. It is the same for every request to that base
+ * URL and path, and paths are few (`/v1/messages`, …): worked out once by upstreamUrl, then remembered.
+ */
+const queryFreePaths = new Map<string, string>()
+const MAX_QUERY_FREE_PATHS = 1000
+
+function queryFreePath(urlFamily: UrlFamily, baseUrl: string, path: string): string {
+  const key = `${urlFamily}\0${baseUrl}\0${path}`
+  let known = queryFreePaths.get(key)
+  if (known === undefined) {
+    known = upstreamUrl(urlFamily, baseUrl, path, '').pathname
+    if (queryFreePaths.size >= MAX_QUERY_FREE_PATHS) queryFreePaths.clear()
+    queryFreePaths.set(key, known)
+  }
+  return known
+}
+
 export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
   const { res } = input
-  let target: URL
+  // Most requests carry no query: its parameters are looked at only when there is one.
+  const query = input.query !== ''
+  let requestPath: string
+  let target: URL | undefined
   try {
-    target = upstreamUrl(input.urlFamily, input.upstream.baseUrl, input.path, input.query)
+    if (query) target = upstreamUrl(input.urlFamily, input.upstream.baseUrl, input.path, input.query)
+    else requestPath = queryFreePath(input.urlFamily, input.upstream.baseUrl, input.path)
   } catch (error) {
     return Promise.resolve({
       status: 502,
@@ -178,21 +200,22 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
   }
   if (input.bodyDecoded) delete headers['content-encoding']
   if (input.extraHeaders) Object.assign(headers, input.extraHeaders)
-  // Most requests carry no query: its parameters are looked at only when there is one.
-  const query = input.query !== ''
   if (input.upstream.apiKey !== undefined) {
     withKey(input.urlFamily, headers, input.upstream.apiKey)
-    if (query && target.searchParams.has('key')) target.searchParams.set('key', input.upstream.apiKey)
+    if (target?.searchParams.has('key')) target.searchParams.set('key', input.upstream.apiKey)
   } else {
     for (const name of AUTH_HEADERS)
       if (input.upstream.dropClientAuth || String(headers[name] ?? '').includes(STAND_IN_KEY))
         delete headers[name]
-    if (query && input.upstream.dropClientAuth) target.searchParams.delete('key')
+    if (target && input.upstream.dropClientAuth) target.searchParams.delete('key')
   }
+  if (target) requestPath = `${target.pathname}${target.search}`
   // The usage filter works on the bytes as they are: ask for them unencoded.
   if (input.hideUsageChunk) headers['accept-encoding'] = 'identity'
   if (input.body.length > 0 || input.method === 'POST' || input.method === 'PUT')
     headers['content-length'] = String(input.body.length)
+  const { origin } = parsedBase(input.upstream.baseUrl)
+  const secure = origin.protocol === 'https:'
 
   return new Promise((resolve) => {
     // The client left while its body was read or feeds fetched: nothing is sent upstream.
@@ -200,6 +223,7 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
     let settled = false
     let aborted = false
     let timedOut: 'connect' | 'idle' | undefined
+    let connectTimer: NodeJS.Timeout | undefined
     let idleTimer: NodeJS.Timeout | undefined
     // Held back for a slow client: that is not the upstream's silence.
     let paused = false
@@ -210,14 +234,13 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
       clearTimeout(idleTimer)
       resolve({ ...result, aborted, ...(timedOut && { timedOut }) })
     }
-    const client = target.protocol === 'https:' ? https : http
     const pool = input.upstream.agents ?? agents
-    const upstreamRequest = client.request({
-      ...parsedBase(input.upstream.baseUrl).origin,
-      path: `${target.pathname}${target.search}`,
+    const upstreamRequest = (secure ? https : http).request({
+      ...origin,
+      path: requestPath,
       method: input.method,
       headers,
-      agent: target.protocol === 'https:' ? pool.https : pool.http,
+      agent: secure ? pool.https : pool.http,
     })
     const expire = (deadline: 'connect' | 'idle') => {
       if (deadline === 'idle' && paused) return
@@ -228,13 +251,17 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
       clearTimeout(connectTimer)
       idleTimer = setTimeout(expire, input.timeouts.idleMs, 'idle')
     }
-    // From now: a request waiting for a free socket in the pool waits on this deadline too.
-    const connectTimer = setTimeout(expire, input.timeouts.connectMs, 'connect')
-    upstreamRequest.once('socket', (socket: Socket) => {
-      // A pooled socket is already up; a new one is still resolving or connecting.
-      if (!socket.connecting) return watchIdle()
-      socket.once(target.protocol === 'https:' ? 'secureConnect' : 'connect', watchIdle)
-    })
+    // A free pooled socket (the agent hands it over at once) is already up: only the idle deadline runs.
+    if (upstreamRequest.reusedSocket) watchIdle()
+    else {
+      // From now: a request waiting for a free socket in the pool waits on this deadline too.
+      connectTimer = setTimeout(expire, input.timeouts.connectMs, 'connect')
+      upstreamRequest.once('socket', (socket: Socket) => {
+        // A pooled socket is already up; a new one is still resolving or connecting.
+        if (!socket.connecting) return watchIdle()
+        socket.once(secure ? 'secureConnect' : 'connect', watchIdle)
+      })
+    }
     // The body is out: the upstream's silence counts from here.
     upstreamRequest.once('finish', () => idleTimer?.refresh())
     res.once('close', () => {
@@ -252,21 +279,24 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
       if (timedOut) return done({ status: 504, usage: undefined })
       done({ status: 502, usage: undefined, unreachable: error.code ?? error.message })
     })
-    upstreamRequest.once('response', (upstreamResponse) => {
+    upstreamRequest.once('response', (upstreamResponse: IncomingMessage) => {
       idleTimer?.refresh()
       const status = upstreamResponse.statusCode ?? 502
       const filter = input.hideUsageChunk && status < 300 ? createUsageChunkFilter() : undefined
+      const fromUpstream = upstreamResponse.headers
       const responseHeaders: Record<string, string | string[]> = {}
-      for (const [name, value] of Object.entries(upstreamResponse.headers))
+      for (const name in fromUpstream) {
+        const value = fromUpstream[name]
         if (value !== undefined && (!HOP_BY_HOP.has(name) || (name === 'content-length' && !filter)))
           responseHeaders[name] = value
+      }
       res.writeHead(status, upstreamResponse.statusMessage, responseHeaders)
       // A stream's client learns at once that its answer has begun; any other response sends its headers
       // with the first body bytes (one write instead of two).
       if (input.stream) res.flushHeaders()
 
       const meter = status < 300 ? createUsageMeter(input.family, input.stream, input.model) : undefined
-      const decoder = meter && createBodyDecoder(upstreamResponse.headers['content-encoding'])
+      const decoder = meter && createBodyDecoder(fromUpstream['content-encoding'])
       decoder?.on('data', (chunk: Buffer) => meter!.push(chunk))
       decoder?.on('error', () => {})
       const decoded = decoder
@@ -294,8 +324,9 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
         const tail = filter?.end()
         if (tail && tail.length > 0) res.write(tail)
         res.end()
-        decoder?.end()
-        void (decoded ?? Promise.resolve()).then(() => done({ status, usage: meter?.result() }))
+        if (!decoder) return done({ status, usage: meter?.result() })
+        decoder.end()
+        void decoded!.then(() => done({ status, usage: meter.result() }))
       })
       upstreamResponse.once('error', () => {
         res.destroy()

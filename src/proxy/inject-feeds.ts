@@ -31,6 +31,23 @@ function lastIndexWhere(items: unknown, test: (item: JsonObject) => boolean): nu
 
 const isUserTurn = (item: JsonObject) => item.role === 'user'
 
+// While a profile's feed values are cached every request injects the very same block: each family's
+// element for it is serialized once (per shape and block), not per request.
+const serialized = new Map<string, Map<string, string>>()
+const MAX_SERIALIZED_BLOCKS = 16
+
+function serializedOnce(shape: string, block: string, build: () => unknown): string {
+  let byBlock = serialized.get(shape)
+  if (!byBlock) serialized.set(shape, (byBlock = new Map()))
+  let json = byBlock.get(block)
+  if (json === undefined) {
+    json = JSON.stringify(build())
+    if (byBlock.size >= MAX_SERIALIZED_BLOCKS) byBlock.clear()
+    byBlock.set(block, json)
+  }
+  return json
+}
+
 function insertAt(raw: string, position: number, text: string): string {
   return raw.slice(0, position) + text + raw.slice(position)
 }
@@ -45,8 +62,11 @@ function injectAnthropic(raw: string, body: JsonObject, block: string): string {
   const index = lastIndexWhere(body.messages, isUserTurn)
   const turn = index === -1 ? undefined : topLevelElement(raw, 'messages', index)
   if (!turn) return raw
-  const message = { role: 'user', content: [{ type: 'text', text: block }] }
-  return insertAt(raw, turn.end, `,${JSON.stringify(message)}`)
+  const message = serializedOnce('anthropic', block, () => ({
+    role: 'user',
+    content: [{ type: 'text', text: block }],
+  }))
+  return insertAt(raw, turn.end, `,${message}`)
 }
 
 function injectOpenAiChat(raw: string, body: JsonObject, block: string, options: InjectFeedsOptions): string {
@@ -54,18 +74,22 @@ function injectOpenAiChat(raw: string, body: JsonObject, block: string, options:
   const turn = index === -1 ? undefined : topLevelElement(raw, 'messages', index)
   if (!turn) return raw
   if (options.openaiPlacement === 'system')
-    return insertAt(raw, turn.start, `${JSON.stringify({ role: 'system', content: block })},`)
+    return insertAt(
+      raw,
+      turn.start,
+      `${serializedOnce('openai-system', block, () => ({ role: 'system', content: block }))},`,
+    )
 
   const content = asObject((body.messages as unknown[])[index])?.content
   const contentSpan = memberSpan(raw, turn, 'content')
   if (!contentSpan) return raw
   if (typeof content === 'string') {
     // Keep the client's own escaping of the old text: add the escaped block right after the opening quote.
-    const escaped = JSON.stringify(`${block}\n\n`).slice(1, -1)
+    const escaped = serializedOnce('openai-text', block, () => `${block}\n\n`).slice(1, -1)
     return insertAt(raw, contentSpan.start + 1, escaped)
   }
   if (Array.isArray(content)) {
-    const part = JSON.stringify({ type: 'text', text: block })
+    const part = serializedOnce('openai-part', block, () => ({ type: 'text', text: block }))
     return insertAt(raw, contentSpan.start + 1, content.length > 0 ? `${part},` : part)
   }
   return raw
@@ -77,11 +101,11 @@ function injectOpenAiResponses(
   block: string,
   options: InjectFeedsOptions,
 ): string {
-  const message = JSON.stringify({
+  const message = serializedOnce(`responses-${options.openaiPlacement}`, block, () => ({
     type: 'message',
     role: options.openaiPlacement,
     content: [{ type: 'input_text', text: block }],
-  })
+  }))
   const inputSpan = valueSpan(raw, 'input')
   if (!inputSpan) return raw
   if (typeof body.input === 'string') {
@@ -101,7 +125,7 @@ function injectGemini(raw: string, body: JsonObject, block: string): string {
   const turn = index === -1 ? undefined : topLevelElement(raw, 'contents', index)
   const partsSpan = turn && memberSpan(raw, turn, 'parts')
   if (!partsSpan || raw.charCodeAt(partsSpan.start) !== 0x5b) return raw
-  const part = JSON.stringify({ text: block })
+  const part = serializedOnce('gemini', block, () => ({ text: block }))
   const last = elementSpans(raw, partsSpan).at(-1)
   return last ? insertAt(raw, last.end, `,${part}`) : insertAt(raw, partsSpan.start + 1, part)
 }

@@ -60,11 +60,19 @@ function normalizeModel(model: string): string {
   return name
 }
 
+/** Model names are few and every proxied request is priced: each name is looked up once. */
+const pricesByModel = new Map<string, ModelPrice | undefined>()
+const MAX_PRICED_MODELS = 1000
+
 /** The list price of `model` by longest prefix, or undefined for a model we have no price for. */
 export function priceFor(model: string): ModelPrice | undefined {
+  if (pricesByModel.has(model)) return pricesByModel.get(model)
   const name = normalizeModel(model)
   const prefix = PREFIXES.find((candidate) => startsAtBoundary(name, candidate))
-  return prefix === undefined ? undefined : PRICES[prefix]
+  const found = prefix === undefined ? undefined : PRICES[prefix]
+  if (pricesByModel.size >= MAX_PRICED_MODELS) pricesByModel.clear()
+  pricesByModel.set(model, found)
+  return found
 }
 
 /** The cost in USD of one request, or undefined when it cannot be priced. */

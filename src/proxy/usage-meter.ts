@@ -185,6 +185,8 @@ function createSseReader(family: ProxyFamily) {
   }
 }
 
+type LineSplitter = ReturnType<typeof createLineSplitter>
+
 /** Splits decoded text into lines across chunks without re-scanning what was already seen. */
 function createLineSplitter(onLine: (line: string) => void) {
   let tail = ''
@@ -229,9 +231,15 @@ export function createUsageMeter(
   const kept: Buffer[] = []
   let keptBytes = 0
   let overflow = false
-  const decoder = new StringDecoder('utf8')
-  const reader = createSseReader(family)
-  const splitter = createLineSplitter(reader.line)
+  // Made when the body turns out to be SSE: a JSON body (most responses) never needs them.
+  let sse:
+    { decoder: StringDecoder; reader: ReturnType<typeof createSseReader>; splitter: LineSplitter } | undefined
+  const sseParts = () => {
+    if (sse) return sse
+    const reader = createSseReader(family)
+    sse = { decoder: new StringDecoder('utf8'), reader, splitter: createLineSplitter(reader.line) }
+    return sse
+  }
 
   function keep(chunk: Buffer): void {
     if (overflow) return
@@ -261,7 +269,10 @@ export function createUsageMeter(
           mode = text.startsWith('{') || text.startsWith('[') ? 'json' : 'sse'
         }
         if (mode === 'json') keep(chunk)
-        else splitter.write(decoder.write(chunk))
+        else {
+          const { decoder, splitter } = sseParts()
+          splitter.write(decoder.write(chunk))
+        }
       } catch {
         // Usage is best effort: a broken body must not break the proxied response.
       }
@@ -269,6 +280,7 @@ export function createUsageMeter(
     result(): MeteredUsage | undefined {
       try {
         if (mode === 'sse') {
+          const { decoder, splitter, reader } = sseParts()
           splitter.write(decoder.end())
           splitter.end()
           return finish(reader.result())

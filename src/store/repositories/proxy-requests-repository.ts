@@ -62,6 +62,17 @@ function toRecord(row: ProxyRequestsTable): ProxyRequestRecord {
   }
 }
 
+// Requests while a profile's feed values are cached share one summary list (feeds/feed-blocks): it is
+// serialized once.
+const feedsJson = new WeakMap<readonly unknown[], string>()
+
+function feedsColumn(feeds: readonly unknown[]): string | null {
+  if (feeds.length === 0) return null
+  let json = feedsJson.get(feeds)
+  if (json === undefined) feedsJson.set(feeds, (json = JSON.stringify(feeds)))
+  return json
+}
+
 function toRow(userId: string, input: NewProxyRequest) {
   return {
     id: input.id,
@@ -75,7 +86,7 @@ function toRow(userId: string, input: NewProxyRequest) {
     model: input.model,
     stream: input.stream ? 1 : 0,
     status: input.status,
-    feeds: input.feeds.length ? JSON.stringify(input.feeds) : null,
+    feeds: feedsColumn(input.feeds),
     input_tokens: input.usage.inputTokens,
     output_tokens: input.usage.outputTokens,
     cache_read_tokens: input.usage.cacheReadTokens,
