@@ -233,7 +233,8 @@ describe('openRemoteSandbox (its host commands run by the local sh)', () => {
       mode: 'workspace',
       by: expect.stringMatching(/^bubblewrap .* on box$/),
     })
-    expect(handle.home).toMatch(new RegExp(`^${root}/sandbox-homes/[0-9a-f]{24}$`))
+    // Under the workspace's key (k1), so the host's FORGET of that workspace removes it.
+    expect(handle.home).toMatch(new RegExp(`^${root}/sandbox-homes/k1/[0-9a-f]{24}$`))
     const sockets = 'sockets' in handle.forward ? handle.forward.sockets : []
     expect(sockets).toEqual([
       { hostSocket: expect.stringMatching(/^\/tmp\/hangar-net-.*\/proxy\.sock$/), to: '127.0.0.1:7456' },
