@@ -1,6 +1,6 @@
 import os from 'node:os'
 import { afterAll, describe, expect, it } from 'vitest'
-import { AGENT_NICENESS, createAgentLauncher } from './agent-launcher.js'
+import { createAgentLauncher } from './agent-launcher.js'
 import { createSupervisor } from './supervisor.js'
 import type { LaunchPlan } from './types.js'
 
@@ -51,15 +51,6 @@ describe('agent launcher', () => {
     })
     await handle.exited
     expect(lines).toEqual([String(handle.pid), '/'])
-  })
-
-  it('starts agents nicer than the daemon, so their start-up does not take its CPU', async () => {
-    const lines: string[] = []
-    const handle = await createSupervisor({ launcher }).start(shell('ps -o ni= -p $$'), '/', {
-      onLine: (line) => lines.push(line.trim()),
-    })
-    await handle.exited
-    expect(lines).toEqual([String(Math.min(19, os.getPriority() + AGENT_NICENESS))])
   })
 
   it('starts again after it was closed', async () => {

@@ -6,7 +6,6 @@
 // them to the daemon over its IPC channel (SCM_RIGHTS), so lines go from the agent to the daemon directly,
 // with no relay. The supervisor keeps the rest: own process group (detached), signals to the group, the
 // exit code and signal (sent back by the launcher), stdin (written by the launcher, then closed).
-import os from 'node:os'
 import { type ChildProcess, spawn } from 'node:child_process'
 import type { Socket } from 'node:net'
 
@@ -99,23 +98,6 @@ function toError(described: NonNullable<LauncherMessage['error']>): Error {
   })
 }
 
-/**
- * How much nicer than the daemon agents run: the launcher starts at this niceness and its children inherit
- * it. On a small machine twenty agents booting at once (node, each its own start-up) would otherwise take the
- * CPU from the daemon that streams their output and proxies their model calls; with it, the daemon's share
- * stays about three times an agent's. Agents mostly wait on their model, so they lose little.
- */
-export const AGENT_NICENESS = 5
-
-function lowerPriority(pid: number | undefined): void {
-  if (pid === undefined) return
-  try {
-    os.setPriority(pid, Math.min(19, os.getPriority() + AGENT_NICENESS))
-  } catch {
-    // Not permitted here (a container's seccomp profile): agents run at the daemon's priority, as before.
-  }
-}
-
 const closeOf = (socket: Socket) => new Promise<void>((resolve) => socket.once('close', () => resolve()))
 
 /** A launcher started on first use, and again after it died or was closed. */
@@ -129,7 +111,6 @@ export function createAgentLauncher(options: { execPath?: string } = {}): AgentL
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       env: { PATH: process.env.PATH ?? '' },
     })
-    lowerPriority(launcher.pid)
     const pending = new Map<number, Pending>()
     // Keeps the daemon's loop alive only while an answer is due (an idle launcher holds nothing open).
     const settleRef = () => {
