@@ -1,10 +1,10 @@
 // The sandbox around a built-in agent's approved commands: its run's profile decides (as for CLI runs).
-import path from 'node:path'
 import type { ToolContext } from '../agent/tools/types.js'
 import type { HangarConfig } from '../core/config.js'
 import { commandSandbox, sandboxSettingsFor } from '../sandbox/run-sandbox.js'
 import type { Store } from '../store/store.js'
 import { loadUserProfiles, profileNamed } from './resolve-agent.js'
+import { projectNameOfRun } from './run-project.js'
 
 export function createCommandSandboxes(options: {
   store: Store
@@ -21,7 +21,8 @@ export function createCommandSandboxes(options: {
     const run = await options.store.forUser(userId).runs.get(runId)
     if (!run) return undefined
     const profile = profileNamed(run.agent, options.config, await loadUserProfiles(options.store, userId))
-    const settings = sandboxSettingsFor(profile, options.config, path.basename(options.projectDir))
+    const project = await projectNameOfRun(options.store, run, options.projectDir)
+    const settings = sandboxSettingsFor(profile, options.config, project)
     if (settings.mode === 'off') return undefined
     const sandbox = await commandSandbox({ dataDir: options.dataDir, env: options.env, settings }, workspace)
     return sandbox.wrap

@@ -23,6 +23,7 @@ import type { Store } from '../store/store.js'
 import type { SshTargets } from '../workspaces/ssh/ssh-targets.js'
 import type { BuiltinRunner } from './builtin-runs.js'
 import { executeCliRun } from './execute-cli-run.js'
+import { projectNameOfRun } from './run-project.js'
 import { sandboxSettingsFor } from '../sandbox/run-sandbox.js'
 import type { WorkspaceLifecycle } from '../workspaces/lifecycle/workspace-lifecycle.js'
 import { runLifecycle } from './workspace-setup.js'
@@ -125,7 +126,7 @@ export function createScheduler(options: SchedulerOptions) {
             conversationId: run.conversationId,
             profile: agent.profile,
             model: run.model ?? undefined,
-            project: path.basename(options.projectDir),
+            project: await projectNameOfRun(store, run, options.projectDir),
             approveSafe: false,
           },
           { signal },
@@ -170,7 +171,11 @@ export function createScheduler(options: SchedulerOptions) {
           env: { ...options.env, ...lifecycle.variables },
           beforeAgent: lifecycle.setup,
           sandbox: {
-            settings: sandboxSettingsFor(agent.profile, options.config, path.basename(options.projectDir)),
+            settings: sandboxSettingsFor(
+              agent.profile,
+              options.config,
+              await projectNameOfRun(store, run, options.projectDir),
+            ),
             dataDir: options.dataDir,
             log,
           },

@@ -4,9 +4,11 @@
 // that could not reach its model (proxy: false, no allowed hosts) is refused when saved. GET /api/profiles
 // and GET /api/agents say whether each profile's runs are sandboxed and whether bubblewrap works here.
 // In-process daemons (SQLite, the real bubblewrap probe) on loopback.
+import { mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type InProcessDaemon, startInProcessDaemon } from '../helpers/in-process-daemon.js'
+import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
+import { gitRepo, type InProcessDaemon, startInProcessDaemon } from '../helpers/in-process-daemon.js'
 import { STORE_ENGINES } from '../helpers/store-engines.js'
 
 interface ProfileBody {
@@ -119,5 +121,57 @@ describe('the sandbox of new and existing profiles (issue 23)', { timeout: 120_0
     } finally {
       await without.close()
     }
+  })
+})
+
+describe("a run takes its registered project's sandbox default", { timeout: 120_000 }, () => {
+  let mock: MockModelServer
+  let daemon: InProcessDaemon
+
+  beforeAll(async () => {
+    mock = await startMockModelServer()
+    // The default is set for `shop`, a registered project: not for the daemon's own directory.
+    daemon = await startInProcessDaemon(STORE_ENGINES[0]!, 'hangar-project-sandbox-', {
+      configText: 'projects:\n  shop: { sandbox: workspace }\n',
+      env: { ANTHROPIC_API_KEY: 'sk-ant-test-project-sandbox-0123', ANTHROPIC_BASE_URL: mock.url },
+    })
+    daemon.runtime.scheduler.start()
+  })
+  afterAll(async () => {
+    await daemon?.runtime.scheduler.stop()
+    await daemon?.close()
+    await mock?.close()
+  })
+
+  async function runStartOf(body: Record<string, unknown>): Promise<{ sandbox?: { mode: string } }> {
+    const submitted = await daemon.api<{ id: string }>('POST', '/api/runs', body)
+    expect(submitted.status, JSON.stringify(submitted.json)).toBe(201)
+    let start: { type: string; sandbox?: { mode: string } } | undefined
+    await expect
+      .poll(
+        async () => {
+          const { runtime } = daemon
+          const stored = await runtime.store
+            .forUser(runtime.owner.id)
+            .runs.listEvents(submitted.json.id, { afterSeq: 0, limit: 5 })
+          start = stored.find((event) => event.type === 'run-start') as typeof start
+          return start !== undefined
+        },
+        { timeout: 60_000, interval: 200 },
+      )
+      .toBe(true)
+    return start!
+  }
+
+  it('sandboxes a bare agent in shop, and not in the daemon’s own directory', async () => {
+    const shop = path.join(daemon.root, 'shop')
+    await mkdir(shop)
+    gitRepo(shop)
+    const added = await daemon.api<{ id: string; name: string }>('POST', '/api/projects', { path: shop })
+    expect(added.json.name).toBe('shop')
+    const inShop = await runStartOf({ agent: 'builtin', prompt: 'Hello. NOTOOL', projectId: added.json.id })
+    expect(inShop.sandbox).toMatchObject({ mode: 'workspace' })
+    const atHome = await runStartOf({ agent: 'builtin', prompt: 'Hello. NOTOOL', cwd: daemon.daemonDir })
+    expect(atHome.sandbox).toMatchObject({ mode: 'off' })
   })
 })
