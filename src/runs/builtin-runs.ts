@@ -151,8 +151,9 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
         proxy,
       )
       // Its commands run in the profile's sandbox: one that cannot be had fails the run here.
+      const role = (await store.users.findById(userId))?.role ?? 'member'
       const sandbox = await commandSandboxRecord(
-        sandboxSettingsFor(input.profile, options.config, input.project),
+        sandboxSettingsFor(input.profile, options.config, input.project, role),
         options.env,
       )
       await conversations.update(input.conversationId, { status: 'running' })

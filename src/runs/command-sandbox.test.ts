@@ -31,6 +31,7 @@ describe('command sandbox', () => {
   function sandboxes(sandbox: 'off' | 'workspace', env: Record<string, string> = {}) {
     const config = ConfigSchema.parse({ agents: { helper: { adapter: 'builtin', sandbox } } })
     const store = {
+      users: { findById: async () => ({ role: 'owner' }) },
       forUser: () => ({
         runs: { get: async () => ({ agent: 'helper' }) },
         profiles: { list: async () => [] },

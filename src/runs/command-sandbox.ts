@@ -4,7 +4,7 @@ import type { HangarConfig } from '../core/config.js'
 import { commandSandbox, sandboxSettingsFor } from '../sandbox/run-sandbox.js'
 import type { Store } from '../store/store.js'
 import { loadUserProfiles, profileNamed } from './resolve-agent.js'
-import { projectNameOfRun } from './run-project.js'
+import { sandboxContextOfRun } from './run-project.js'
 
 export function createCommandSandboxes(options: {
   store: Store
@@ -21,8 +21,8 @@ export function createCommandSandboxes(options: {
     const run = await options.store.forUser(userId).runs.get(runId)
     if (!run) return undefined
     const profile = profileNamed(run.agent, options.config, await loadUserProfiles(options.store, userId))
-    const project = await projectNameOfRun(options.store, run, options.projectDir)
-    const settings = sandboxSettingsFor(profile, options.config, project)
+    const context = await sandboxContextOfRun(options.store, run, userId, options.projectDir)
+    const settings = sandboxSettingsFor(profile, options.config, context.project, context.role)
     if (settings.mode === 'off') return undefined
     const sandbox = await commandSandbox({ dataDir: options.dataDir, env: options.env, settings }, workspace)
     return sandbox.wrap

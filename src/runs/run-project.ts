@@ -1,5 +1,6 @@
 // Which `projects.<name>` settings of hangar.yaml apply to a run: its registered project's name, else (a run
-// with no project, or one whose project was removed since) the daemon's own directory's.
+// with no project, or one whose project was removed since) the daemon's own directory's; and the role of
+// the user whose run it is (a project's sandbox default binds members).
 import path from 'node:path'
 import type { Store } from '../store/store.js'
 
@@ -10,4 +11,19 @@ export async function projectNameOfRun(
 ): Promise<string> {
   const project = run.projectId ? await store.projects.get(run.projectId) : undefined
   return project?.name ?? path.basename(projectDir)
+}
+
+/** What decides a run's sandbox besides its profile: its project's name and its user's role. */
+export async function sandboxContextOfRun(
+  store: Pick<Store, 'projects' | 'users'>,
+  run: { projectId?: string | null },
+  userId: string,
+  projectDir: string,
+): Promise<{ project: string; role: 'owner' | 'member' }> {
+  const [project, user] = await Promise.all([
+    projectNameOfRun(store, run, projectDir),
+    store.users.findById(userId),
+  ])
+  // An unknown user gets the stricter reading.
+  return { project, role: user?.role ?? 'member' }
 }

@@ -23,7 +23,7 @@ import type { Store } from '../store/store.js'
 import type { SshTargets } from '../workspaces/ssh/ssh-targets.js'
 import type { BuiltinRunner } from './builtin-runs.js'
 import { executeCliRun } from './execute-cli-run.js'
-import { projectNameOfRun } from './run-project.js'
+import { projectNameOfRun, sandboxContextOfRun } from './run-project.js'
 import { sandboxSettingsFor } from '../sandbox/run-sandbox.js'
 import type { WorkspaceLifecycle } from '../workspaces/lifecycle/workspace-lifecycle.js'
 import { runLifecycle } from './workspace-setup.js'
@@ -171,11 +171,10 @@ export function createScheduler(options: SchedulerOptions) {
           env: { ...options.env, ...lifecycle.variables },
           beforeAgent: lifecycle.setup,
           sandbox: {
-            settings: sandboxSettingsFor(
-              agent.profile,
-              options.config,
-              await projectNameOfRun(store, run, options.projectDir),
-            ),
+            settings: await (async () => {
+              const context = await sandboxContextOfRun(store, run, userId, options.projectDir)
+              return sandboxSettingsFor(agent.profile, options.config, context.project, context.role)
+            })(),
             dataDir: options.dataDir,
             log,
           },

@@ -30,15 +30,21 @@ export interface SandboxSettings {
   hosts: string[]
 }
 
-/** A profile's sandbox: its own `sandbox`, else its project's default, else `off`. */
+/**
+ * A profile's sandbox: its own `sandbox`, else its project's default, else `off`. For a member, a project's
+ * `sandbox: workspace` is a floor, not a default: the operator set it for the project, and a member's own
+ * profile (`sandbox: off`) or a bare adapter name cannot take it away.
+ */
 export function sandboxSettingsFor(
   profile: Pick<ProfileConfig, 'sandbox' | 'sandboxPaths' | 'sandboxHosts'> | null | undefined,
   config: Pick<HangarConfig, 'projects'>,
   projectName: string | undefined,
+  role: 'owner' | 'member' = 'owner',
 ): SandboxSettings {
   const projectDefault = projectName !== undefined ? config.projects[projectName]?.sandbox : undefined
+  const floor = role === 'member' && projectDefault === 'workspace'
   return {
-    mode: profile?.sandbox ?? projectDefault ?? 'off',
+    mode: floor ? 'workspace' : (profile?.sandbox ?? projectDefault ?? 'off'),
     paths: profile?.sandboxPaths ?? { readOnly: [], writable: [] },
     hosts: profile?.sandboxHosts ?? [],
   }

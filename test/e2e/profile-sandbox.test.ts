@@ -143,8 +143,11 @@ describe("a run takes its registered project's sandbox default", { timeout: 120_
     await mock?.close()
   })
 
-  async function runStartOf(body: Record<string, unknown>): Promise<{ sandbox?: { mode: string } }> {
-    const submitted = await daemon.api<{ id: string }>('POST', '/api/runs', body)
+  async function runStartOf(
+    body: Record<string, unknown>,
+    as: { token?: string; userId?: string } = {},
+  ): Promise<{ sandbox?: { mode: string } }> {
+    const submitted = await daemon.api<{ id: string }>('POST', '/api/runs', body, as.token)
     expect(submitted.status, JSON.stringify(submitted.json)).toBe(201)
     let start: { type: string; sandbox?: { mode: string } } | undefined
     await expect
@@ -152,7 +155,7 @@ describe("a run takes its registered project's sandbox default", { timeout: 120_
         async () => {
           const { runtime } = daemon
           const stored = await runtime.store
-            .forUser(runtime.owner.id)
+            .forUser(as.userId ?? runtime.owner.id)
             .runs.listEvents(submitted.json.id, { afterSeq: 0, limit: 5 })
           start = stored.find((event) => event.type === 'run-start') as typeof start
           return start !== undefined
@@ -173,5 +176,23 @@ describe("a run takes its registered project's sandbox default", { timeout: 120_
     expect(inShop.sandbox).toMatchObject({ mode: 'workspace' })
     const atHome = await runStartOf({ agent: 'builtin', prompt: 'Hello. NOTOOL', cwd: daemon.daemonDir })
     expect(atHome.sandbox).toMatchObject({ mode: 'off' })
+  })
+
+  it('binds a member to the project’s sandbox: their own sandbox: off profile runs sandboxed there', async () => {
+    const { runtime } = daemon
+    const shop = (await runtime.store.projects.findByName('shop'))!
+    const member = await runtime.store.users.create({ name: 'member', role: 'member' })
+    const memberToken = await daemon.tokenFor(member)
+    expect((await daemon.api('PUT', `/api/projects/${shop.id}/members/${member.id}`)).status).toBeLessThan(
+      300,
+    )
+    const loose = { name: 'loose', definition: { adapter: 'builtin', sandbox: 'off' } }
+    for (const token of [memberToken, undefined])
+      expect((await daemon.api('POST', '/api/profiles', loose, token)).status).toBe(201)
+    const body = { agent: 'loose', prompt: 'Hello. NOTOOL', projectId: shop.id }
+    const asMember = await runStartOf(body, { token: memberToken, userId: member.id })
+    expect(asMember.sandbox).toMatchObject({ mode: 'workspace' })
+    // The owner set the default, and may choose otherwise.
+    expect((await runStartOf(body)).sandbox).toMatchObject({ mode: 'off' })
   })
 })

@@ -55,10 +55,10 @@ export function registerProfileRoutes(
   }
 
   /** Whether its runs are sandboxed here: its own setting, else the daemon's project's default, else off. */
-  const sandboxModeOf = (definition: Record<string, unknown>) => {
+  const sandboxModeOf = (definition: Record<string, unknown>, role: Principal['user']['role']) => {
     const own = SandboxModeSchema.safeParse(definition.sandbox)
     const profile = own.success ? { sandbox: own.data } : {}
-    return sandboxSettingsFor(profile, runtime.config, path.basename(runtime.projectDir)).mode
+    return sandboxSettingsFor(profile, runtime.config, path.basename(runtime.projectDir), role).mode
   }
 
   /** Problems of a stored profile against the current config (empty when it is fine). */
@@ -66,20 +66,21 @@ export function registerProfileRoutes(
     storedProfileProblems(name, definition, runtime.config)
 
   app.get('/api/profiles', async (context) => {
+    const { role } = context.get('principal').user
     const stored = await store.forUser(context.get('principal').user.id).profiles.list()
     return context.json([
       ...Object.entries(runtime.config.agents).map(([name, definition]) => ({
         name,
         source: 'config',
         definition,
-        sandboxMode: sandboxModeOf(definition),
+        sandboxMode: sandboxModeOf(definition, role),
         issues: configProfileWarnings(name, runtime.config),
       })),
       ...stored.map((profile) => ({
         name: profile.name,
         source: 'user',
         definition: profile.definition,
-        sandboxMode: sandboxModeOf(profile.definition),
+        sandboxMode: sandboxModeOf(profile.definition, role),
         updatedAt: profile.updatedAt,
         issues: issuesOf(profile.name, profile.definition),
       })),
