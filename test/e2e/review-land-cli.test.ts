@@ -3,12 +3,12 @@
 // shown (`hangar workspaces diff`), a review comment reaches the agent as one message, `hangar workspaces
 // land --squash` puts exactly the workspace's tree on that branch; a conflict and a dirty checkout are
 // refused with `hangar: error: …` and leave the repository byte for byte as it was.
-import { readFile, realpath, rm, writeFile, mkdir } from 'node:fs/promises'
+import { readFile, realpath, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApiClient } from '../helpers/api-client.js'
-import { gitIn } from '../helpers/git-fixture.js'
+import { gitIn, initRepo } from '../helpers/git-fixture.js'
 import {
   cleanEnv,
   readDaemonToken,
@@ -75,11 +75,7 @@ describe('review and land through the daemon and the CLI', { timeout: 180_000 },
     root = await realpath(await makeTempDir('hangar-review-cli-'))
     dataDir = path.join(root, 'data')
     project = path.join(root, 'project')
-    await mkdir(project)
-    await writeFile(path.join(project, 'README.md'), '# project\n')
-    gitIn(project, 'init', '-q', '-b', 'main')
-    gitIn(project, 'add', '.')
-    gitIn(project, 'commit', '-q', '-m', 'first')
+    await initRepo(project)
     gitIn(project, 'branch', 'feature')
     gitIn(project, 'switch', '-q', 'feature')
     await writeFile(path.join(project, 'feature.txt'), 'only on feature\n')

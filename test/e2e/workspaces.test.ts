@@ -3,7 +3,7 @@
 // uncommitted files from run to run, refuses a worktree moved to another branch, and goes away with
 // `hangar workspaces remove`, with its conversation, or at start-up when its conversation is gone.
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises'
+import { readFile, realpath, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -11,7 +11,7 @@ import { createAuthService } from '../../src/store/auth-service.js'
 import { openStore } from '../../src/store/store.js'
 import { cleanEnv, type RunningDaemon, runHangar, startDaemon, waitForOutput } from '../helpers/hangar-cli.js'
 import { makeTempDir } from '../helpers/store-engines.js'
-import { gitIn } from '../helpers/git-fixture.js'
+import { gitIn, initRepo } from '../helpers/git-fixture.js'
 import { createApiClient } from '../helpers/api-client.js'
 
 const FAKE_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/bin')
@@ -74,11 +74,7 @@ describe('workspaces', () => {
     root = await realpath(await makeTempDir('hangar-workspaces-'))
     dataDir = path.join(root, 'data')
     project = path.join(root, 'project')
-    await mkdir(project)
-    await writeFile(path.join(project, 'README.md'), '# project\n')
-    gitIn(project, 'init', '-q', '-b', 'main')
-    gitIn(project, 'add', '.')
-    gitIn(project, 'commit', '-q', '-m', 'first')
+    await initRepo(project)
     env = cleanEnv({
       PATH: [FAKE_BIN, path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
       HOME: root,

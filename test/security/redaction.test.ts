@@ -11,7 +11,7 @@ import { createAuthService } from '../../src/store/auth-service.js'
 import { openStore } from '../../src/store/store.js'
 import { type MockModelServer, reply, startMockModelServer } from '../fixtures/mock-model-server.js'
 import { createApiClient, ENDED_STATUSES } from '../helpers/api-client.js'
-import { gitIn } from '../helpers/git-fixture.js'
+import { gitIn, initRepo } from '../helpers/git-fixture.js'
 import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
 import { dumpStore } from '../helpers/store-dump.js'
 import { makeTempDir } from '../helpers/store-engines.js'
@@ -90,11 +90,7 @@ describe('redaction of secrets an agent meets', () => {
     root = await realpath(await makeTempDir('hangar-redaction-'))
     dataDir = path.join(root, 'data')
     project = path.join(root, 'project')
-    await mkdir(project)
-    await writeFile(path.join(project, 'README.md'), '# project\n')
-    gitIn(project, 'init', '-q', '-b', 'main')
-    gitIn(project, 'add', '.')
-    gitIn(project, 'commit', '-q', '-m', 'first')
+    await initRepo(project)
     // Shaped like no known provider key: only its registration can catch it.
     secrets.environmentKey = `env-anthropic-key-${Math.random().toString(36).slice(2)}XYZ`
     const env = cleanEnv({
