@@ -24,6 +24,7 @@ import type { ModelProxy } from './model-proxy.js'
 import type { ActiveRun, RunEnd, RunService } from './run-service.js'
 import { loadUserProfiles, profileNamed } from './resolve-agent.js'
 import { type RunActivity, runLimitsFor, startRunLimits } from './run-limits.js'
+import { sandboxRoleOf } from './run-project.js'
 import { commandSandboxRecord, sandboxSettingsFor } from '../sandbox/run-sandbox.js'
 
 export const SAFE_CLASSIFICATIONS: readonly WriteClassification[] = ['safe_create', 'safe_update']
@@ -151,7 +152,7 @@ export function createBuiltinRunner(options: BuiltinRunnerOptions) {
         proxy,
       )
       // Its commands run in the profile's sandbox: one that cannot be had fails the run here.
-      const role = (await store.users.findById(userId))?.role ?? 'member'
+      const role = await sandboxRoleOf(store, userId)
       const sandbox = await commandSandboxRecord(
         sandboxSettingsFor(input.profile, options.config, input.project, role),
         options.env,

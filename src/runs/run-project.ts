@@ -20,10 +20,17 @@ export async function sandboxContextOfRun(
   userId: string,
   projectDir: string,
 ): Promise<{ project: string; role: 'owner' | 'member' }> {
-  const [project, user] = await Promise.all([
+  const [project, role] = await Promise.all([
     projectNameOfRun(store, run, projectDir),
-    store.users.findById(userId),
+    sandboxRoleOf(store, userId),
   ])
-  // An unknown user gets the stricter reading.
-  return { project, role: user?.role ?? 'member' }
+  return { project, role }
+}
+
+/** The role a run's sandbox is decided with: an unknown user gets the stricter reading (member). */
+export async function sandboxRoleOf(
+  store: Pick<Store, 'users'>,
+  userId: string,
+): Promise<'owner' | 'member'> {
+  return (await store.users.findById(userId))?.role ?? 'member'
 }
