@@ -1,8 +1,10 @@
+import { readFileSync, writeFileSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createAgentLauncher } from './agent-launcher.js'
+import { AGENT_NICENESS } from './agent-priority.js'
 import { createSupervisor, groupAlive, STDERR_TAIL_BYTES } from './supervisor.js'
 import type { LaunchPlan } from './types.js'
 
@@ -88,6 +90,29 @@ describe.each([
     const exit = await handle.exited
     expect(exit.cancelled).toBe(true)
     expect(groupAlive(handle.pgid)).toBe(false)
+  })
+
+  it('runs the agent at a lower CPU priority than the daemon, in its own scheduling group', async () => {
+    // The agent prints its own niceness and its session's autogroup once started (the daemon's stay as they were).
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-priority-'))
+    const lines: string[] = []
+    const handle = await createSupervisor().start(
+      shell(
+        `while [ ! -e ${dir}/go ]; do sleep 0.02; done; cut -d" " -f19 /proc/self/stat; cat /proc/self/autogroup 2>/dev/null || echo none`,
+      ),
+      os.tmpdir(),
+      { onLine: (line) => lines.push(line) },
+    )
+    writeFileSync(path.join(dir, 'go'), '')
+    await handle.exited
+    expect(lines[0]).toBe(String(AGENT_NICENESS))
+    const own = readFileSync('/proc/self/autogroup', 'utf8')
+    if (lines[1] !== 'none') {
+      expect(lines[1]).toMatch(new RegExp(`nice ${AGENT_NICENESS}$`))
+      expect(lines[1]!.split(' ')[0]).not.toBe(own.split(' ')[0])
+    }
+    expect(own).toMatch(/nice 0\n?$/)
+    expect(os.getPriority()).toBe(0)
   })
 
   it('fails to start a missing executable with a clear error', async () => {

@@ -7,6 +7,7 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
+import { lowerAgentPriority } from './agent-priority.js'
 import type { AgentLauncher } from './agent-launcher.js'
 import type { LaunchPlan } from './types.js'
 
@@ -155,6 +156,7 @@ export function createSupervisor(options: { spawn?: SpawnFunction; launcher?: Ag
         ? await spawnByLauncher(options.launcher, plan, cwd)
         : await spawnHere(spawn, plan, cwd)
       const pid = child.pid
+      lowerAgentPriority(pid)
       let cancelled = false
       let stderr = ''
 

@@ -2,6 +2,7 @@
 // any transaction (a command's process group is recorded before it starts), settle in one short
 // transaction. A second confirm of an action being applied waits for that outcome; if the process applying
 // it is provably gone, it does what start-up recovery would (action-recovery.ts).
+import { lowerAgentPriority } from '../adapters/agent-priority.js'
 import { ToolConflict, type Proposal, type ToolContext } from '../agent/tools/types.js'
 import type { ToolRegistry } from '../agent/tools/tool-registry.js'
 import { AppError } from '../core/errors.js'
@@ -135,6 +136,8 @@ export function createActionApplier(options: ActionApplierOptions) {
               }),
             // Recorded (committed) before the command may start, for recovery after a crash.
             beforeCommandStarts: async (pgid) => {
+              // Below the daemon, as a CLI agent's process runs (before the command has started).
+              lowerAgentPriority(pgid)
               if (!(await store.forUser(userId).actions.recordProcess(action.id, pgid)))
                 throw new Error(`action ${action.id} is no longer being applied`)
             },

@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process'
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { AGENT_NICENESS } from '../adapters/agent-priority.js'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { STORE_ENGINES, type TestStore } from '../../test/helpers/store-engines.js'
 import { createToolRegistry } from '../agent/tools/tool-registry.js'
@@ -78,7 +79,7 @@ describe.each(STORE_ENGINES)('actions-service ($name)', (engine) => {
       (stored) => stored.message.role === 'tool',
     )
 
-  it("applies a confirmed command with its run's workspace variables (HANGAR_PORT)", async () => {
+  it("applies a confirmed command with its run's workspace variables (HANGAR_PORT), below the daemon's CPU priority", async () => {
     const withPorts = createActionsService({
       store: testStore.store,
       tools,
@@ -86,7 +87,7 @@ describe.each(STORE_ENGINES)('actions-service ($name)', (engine) => {
       workspaceVariables: async (userId, forRun): Promise<Record<string, string>> =>
         userId === owner.id && forRun === runId ? { HANGAR_PORT: '41007', HANGAR_PORT_COUNT: '1' } : {},
     })
-    const input = { command: 'echo "$HANGAR_PORT" > port.txt' }
+    const input = { command: 'echo "$HANGAR_PORT" > port.txt; cut -d" " -f19 /proc/self/stat > nice.txt' }
     await testStore.store.forUser(owner.id).conversations.appendMessage(conversationId, {
       role: 'assistant',
       content: [],
@@ -99,6 +100,8 @@ describe.each(STORE_ENGINES)('actions-service ($name)', (engine) => {
     const { actionId } = await desk.park({ toolCallId: 'call_cmd', tool: 'run_command', input }, proposal)
     await withPorts.decide(local(owner), actionId, { kind: 'confirm' })
     expect(await readFile(path.join(workspace, 'port.txt'), 'utf8')).toBe('41007\n')
+    // As a CLI agent's process runs (the supervisor): an agent's burst of work never starves the daemon.
+    expect(await readFile(path.join(workspace, 'nice.txt'), 'utf8')).toBe(`${AGENT_NICENESS}\n`)
   })
 
   it('parks a proposal without touching the workspace', async () => {
