@@ -65,6 +65,14 @@ export interface GuardedAgents {
 }
 
 const sharedAgents = new Map<boolean, GuardedAgents>()
+const sharedLookups = new Map<boolean, LookupFunction>()
+
+/** The guarded lookup of a policy, one per policy (the LLM proxy pools connections by it). */
+export function guardedLookup(policy: ConnectionPolicy): LookupFunction {
+  let lookup = sharedLookups.get(policy.allowPrivate)
+  if (!lookup) sharedLookups.set(policy.allowPrivate, (lookup = createGuardedLookup(policy)))
+  return lookup
+}
 
 /**
  * Keep-alive agents whose every socket went through the guarded lookup. They are apart from the pool of

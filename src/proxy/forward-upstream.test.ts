@@ -147,6 +147,43 @@ describe('forwardUpstream', () => {
     expect(proxy.results[0]?.timedOut).toBeUndefined()
   })
 
+  it('does not count a slow client against the idle timeout: a held-back stream is not the upstream going silent', async () => {
+    const size = 16 * 1024 * 1024
+    const upstream = await capture((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' })
+      res.end(Buffer.alloc(size, 'x'))
+    })
+    const proxy = await proxyTo(upstream.url, { connectMs: 10_000, idleMs: 300 })
+    const received = await new Promise<number>((resolve, reject) => {
+      const client = httpRequest(`${proxy.url}/v1/messages`, { method: 'POST' }, (res) => {
+        // Reads nothing for many idle timeouts: the proxy holds the upstream back all that time.
+        res.pause()
+        setTimeout(() => {
+          let bytes = 0
+          res.on('data', (chunk: Buffer) => (bytes += chunk.length))
+          res.once('end', () => resolve(bytes))
+          res.resume()
+        }, 2500)
+      })
+      client.once('error', reject)
+      client.end('{}')
+    })
+    expect(received).toBe(size)
+    await until(() => proxy.results.length === 1, 'the forward to settle')
+    expect(proxy.results[0]).toMatchObject({ status: 200, aborted: false })
+    expect(proxy.results[0]?.timedOut).toBeUndefined()
+  })
+
+  it('passes an informational response by and answers with the final one', async () => {
+    const upstream = await capture((_req, res) => {
+      res.writeEarlyHints({ link: '</style.css>; rel=preload' })
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: done\n\n')
+    })
+    const proxy = await proxyTo(upstream.url, generous)
+    const answer = await post(proxy.url)
+    expect(answer).toMatchObject({ status: 200, body: 'data: done\n\n' })
+  })
+
   it('fails a connection the upstream never accepts after the connect timeout', async () => {
     // A listener whose process is blocked: once its accept queue is full, new connections hang in SYN.
     const child: ChildProcess = spawn(

@@ -8,7 +8,7 @@ import { defaultEndpointFor } from '../adapters/model-endpoint.js'
 import type { HangarConfig, ProfileConfig } from '../core/config.js'
 import { AppError } from '../core/errors.js'
 import { resolveBaseUrl } from '../providers/create-llm-client.js'
-import { guardedAgents } from '../providers/guarded-connection.js'
+import { guardedLookup } from '../providers/guarded-connection.js'
 import type { Upstream } from '../proxy/forward-upstream.js'
 import type { UrlFamily } from '../proxy/proxy-errors.js'
 import type { CredentialsService } from '../store/credentials-service.js'
@@ -47,7 +47,7 @@ export function createProxyUpstreams(options: {
     const upstream: Upstream = { baseUrl }
     if (chosen.apiKey) upstream.apiKey = chosen.apiKey
     if (chosen.userSet) {
-      upstream.agents = guardedAgents({ allowPrivate: config.allowPrivateNetworks })
+      upstream.lookup = guardedLookup({ allowPrivate: config.allowPrivateNetworks })
       if (!chosen.apiKey && requester.runId !== null) upstream.dropClientAuth = true
     }
     return upstream
