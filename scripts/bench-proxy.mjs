@@ -135,22 +135,24 @@ function requestBody(approxBytes, stream) {
   )
 }
 
+const clientHeaders = (target) => ({
+  'content-type': 'application/json',
+  'anthropic-version': '2023-06-01',
+  'x-api-key': 'sk-client',
+  ...target.headers,
+})
+
 async function latencies(target, body, count, pick) {
-  const headers = {
-    'content-type': 'application/json',
-    'anthropic-version': '2023-06-01',
-    'x-api-key': 'sk-client',
-    ...target.headers,
-  }
-  for (let warm = 0; warm < 30; warm++) await timedRequest(target.url, headers, body)
+  const headers = clientHeaders(target)
   const samples = []
   for (let index = 0; index < count; index++)
     samples.push((await timedRequest(target.url, headers, body))[pick])
   return samples
 }
 
-async function throughput(target, body, seconds, concurrency) {
-  const headers = { 'content-type': 'application/json', 'x-api-key': 'sk-client', ...target.headers }
+/** Requests done and CPU seconds used by `target` in `seconds` of `concurrency` clients. */
+async function load(target, body, seconds, concurrency) {
+  const headers = clientHeaders(target)
   const cpuBefore = target.pid ? cpuSeconds(target.pid) : 0
   const until = performance.now() + seconds * 1000
   let done = 0
@@ -162,11 +164,32 @@ async function throughput(target, body, seconds, concurrency) {
       }
     }),
   )
-  const cpu = target.pid ? cpuSeconds(target.pid) - cpuBefore : undefined
-  return { perSecond: done / seconds, cpuMsPerRequest: cpu === undefined ? undefined : (cpu * 1000) / done }
+  return { done, cpu: target.pid ? cpuSeconds(target.pid) - cpuBefore : undefined }
 }
 
-export async function benchProxy({ samples = 400, seconds = 5 } = {}) {
+/**
+ * Runs `measure(target, slice)` for every target in turns — a slice each, `rounds` times — so that
+ * whatever else the machine does in the meantime falls on every target alike, and the ratios between
+ * them hold. A target that fails a measurement is reported (Portkey 1.15.2 answers streams with 500 on
+ * Node 20), not fatal, and left out of the later rounds.
+ */
+async function inTurns(targets, rounds, measure) {
+  const slices = new Map(targets.map(([name]) => [name, []]))
+  const failed = new Map()
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, target] of targets) {
+      if (failed.has(name)) continue
+      try {
+        slices.get(name).push(await measure(target, round))
+      } catch (error) {
+        failed.set(name, { error: error.message })
+      }
+    }
+  }
+  return new Map(targets.map(([name]) => [name, failed.get(name) ?? slices.get(name)]))
+}
+
+export async function benchProxy({ samples = 400, seconds = 10 } = {}) {
   const servers = path.join(here, 'bench-proxy-servers.mjs')
   const upstream = await startChild(process.execPath, [servers, 'upstream'])
   const minimal = await startChild(process.execPath, [servers, 'minimal', upstream.url])
@@ -184,15 +207,38 @@ export async function benchProxy({ samples = 400, seconds = 5 } = {}) {
     const small = requestBody(1024, false)
     const large = requestBody(200 * 1024, false)
     const streamed = requestBody(1024, true)
+    const rounds = 5
+    // A daemon proxies for hours: each figure is taken once the code is warm (compiled by the JIT), as
+    // the event figures are. Every target gets the same warm-up.
+    await inTurns(targets, 1, async (target) => {
+      await latencies(target, small, 200, 1)
+      if (target.pid) await load(target, small, seconds / 2, 16)
+    })
+    const flat = (slices) => (Array.isArray(slices) ? slices.flat() : slices)
+    const latency = async (body, count, pick) =>
+      inTurns(targets, rounds, (target) => latencies(target, body, Math.round(count / rounds), pick))
+    const smallRuns = await latency(small, samples, 1)
+    const largeRuns = await latency(large, Math.round(samples / 2), 1)
+    const firstByteRuns = await latency(streamed, samples, 0)
+    const loaded = targets.filter(([, target]) => target.pid)
+    const loadRuns = await inTurns(loaded, rounds, (target) => load(target, small, seconds / rounds, 16))
     const results = {}
-    // A measurement a target fails (Portkey 1.15.2 answers streams with 500 on Node 20) is reported, not fatal.
-    const attempt = (work) => work.catch((error) => ({ error: error.message }))
-    for (const [name, target] of targets) {
+    for (const [name] of targets) {
+      const slices = loadRuns.get(name)
       results[name] = {
-        small: await attempt(latencies(target, small, samples, 1)),
-        large: await attempt(latencies(target, large, Math.round(samples / 2), 1)),
-        firstByte: await attempt(latencies(target, streamed, samples, 0)),
-        load: name === 'direct' ? undefined : await attempt(throughput(target, small, seconds, 16)),
+        small: flat(smallRuns.get(name)),
+        large: flat(largeRuns.get(name)),
+        firstByte: flat(firstByteRuns.get(name)),
+        load: !slices
+          ? undefined
+          : Array.isArray(slices)
+            ? {
+                perSecond: slices.reduce((sum, slice) => sum + slice.done, 0) / seconds,
+                cpuMsPerRequest:
+                  (slices.reduce((sum, slice) => sum + slice.cpu, 0) * 1000) /
+                  slices.reduce((sum, slice) => sum + slice.done, 0),
+              }
+            : slices,
       }
     }
     return { results, portkey: Boolean(portkey), bytes: { small: small.length, large: large.length } }
