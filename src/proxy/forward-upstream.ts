@@ -10,7 +10,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
 import type { LookupFunction } from 'node:net'
 import { urlToHttpOptions } from 'node:url'
-import { Agent, type Dispatcher } from 'undici'
+import type { Agent as UndiciAgent, Dispatcher } from 'undici'
 import { createBodyDecoder } from './content-coding.js'
 import type { ProxyFamily } from './families.js'
 import { createUsageChunkFilter } from './openai-usage-opt-in.js'
@@ -61,12 +61,34 @@ const FREE_SOCKET_TIMEOUT_MS = 30_000
 const CONNECTIONS_PER_ORIGIN = 256
 
 /**
+ * undici, loaded on first use or by preloadUpstreamClient once the daemon listens: its import costs a
+ * good part of a second of CPU on a loaded machine, which `hangar up` must not wait for.
+ */
+let Agent: typeof UndiciAgent | undefined
+let loading: Promise<typeof UndiciAgent> | undefined
+
+export function preloadUpstreamClient(): Promise<typeof UndiciAgent> {
+  loading ??= import('undici').then(
+    (undici) => (Agent = undici.Agent),
+    (error: unknown) => {
+      loading = undefined
+      throw error
+    },
+  )
+  return loading
+}
+
+/**
  * The connection pools: one per way of resolving hosts (the system's, or a user URL's guarded lookup)
  * and connect deadline (a setting, so one or two in a daemon's life).
  */
 const dispatchers = new Map<LookupFunction | undefined, Map<number, Dispatcher>>()
 
-function dispatcherFor(lookup: LookupFunction | undefined, connectMs: number): Dispatcher {
+function dispatcherFor(
+  Agent: typeof UndiciAgent,
+  lookup: LookupFunction | undefined,
+  connectMs: number,
+): Dispatcher {
   let byDeadline = dispatchers.get(lookup)
   if (!byDeadline) dispatchers.set(lookup, (byDeadline = new Map()))
   let dispatcher = byDeadline.get(connectMs)
@@ -202,6 +224,12 @@ function queryFreePath(urlFamily: UrlFamily, baseUrl: string, path: string): str
 }
 
 export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
+  return Agent
+    ? forwardWith(Agent, input)
+    : preloadUpstreamClient().then((loaded) => forwardWith(loaded, input))
+}
+
+function forwardWith(Agent: typeof UndiciAgent, input: ForwardInput): Promise<ForwardResult> {
   const { res } = input
   // Most requests carry no query: its parameters are looked at only when there is one.
   const query = input.query !== ''
@@ -346,7 +374,7 @@ export function forwardUpstream(input: ForwardInput): Promise<ForwardResult> {
         settleError(error)
       },
     }
-    dispatcherFor(input.upstream.lookup, input.timeouts.connectMs).dispatch(
+    dispatcherFor(Agent, input.upstream.lookup, input.timeouts.connectMs).dispatch(
       {
         origin,
         path: requestPath,
