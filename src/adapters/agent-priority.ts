@@ -4,32 +4,41 @@
 // on desktop and many server kernels) each session is its own scheduling group: a plain nice then weighs
 // only inside the agent's group, so the group's own nice (/proc/<pid>/autogroup) is set as well.
 import { readFileSync, writeFileSync } from 'node:fs'
-import { setPriority } from 'node:os'
+import { getPriority, setPriority } from 'node:os'
 
-/** The niceness agents run at (0 is the daemon's): low enough to yield, not so low they stall. */
-export const AGENT_NICENESS = 10
+/** How much nicer than the daemon agents run: low enough to yield to it, not so low they stall. */
+export const AGENT_NICENESS_OFFSET = 10
+const NICEST = 19
 
-function autogroupOf(pid: number | 'self'): string | undefined {
+/** The niceness an agent gets when the daemon's is `daemon`. */
+export function agentNiceness(daemon: number): number {
+  return Math.min(NICEST, daemon + AGENT_NICENESS_OFFSET)
+}
+
+/** A process's autogroup (`/autogroup-85 nice 0`): its name and nice, if the kernel has autogroups. */
+export function autogroupOf(pid: number | 'self'): { name: string; nice: number } | undefined {
   try {
-    return readFileSync(`/proc/${pid}/autogroup`, 'utf8').split(' ')[0]
+    const [name = '', , nice] = readFileSync(`/proc/${pid}/autogroup`, 'utf8').trim().split(' ')
+    return { name, nice: Number(nice) }
   } catch {
     return undefined
   }
 }
 
 /** Best effort: a kernel without autogroups, or a process already gone, leaves the agent as it is. */
-export function lowerAgentPriority(pid: number, niceness = AGENT_NICENESS): void {
+export function lowerAgentPriority(pid: number): void {
   try {
-    setPriority(pid, niceness)
+    setPriority(pid, agentNiceness(getPriority()))
   } catch {
-    // Gone already, or not allowed here: the agent runs at the daemon's priority.
+    // Gone already: nothing to lower.
   }
   const group = autogroupOf(pid)
+  const own = autogroupOf('self')
   // Never the daemon's own group: that would lower the daemon itself.
-  if (group === undefined || group === autogroupOf('self')) return
+  if (!group || !own || group.name === own.name) return
   try {
-    writeFileSync(`/proc/${pid}/autogroup`, String(niceness))
+    writeFileSync(`/proc/${pid}/autogroup`, String(agentNiceness(own.nice)))
   } catch {
-    // Autogroups off (the file refuses writes), or the process is gone.
+    // Autogroups off (the file refuses writes), not allowed (below 0 needs privilege), or the process is gone.
   }
 }

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { AGENT_NICENESS } from '../adapters/agent-priority.js'
+import { agentNiceness } from '../adapters/agent-priority.js'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { STORE_ENGINES, type TestStore } from '../../test/helpers/store-engines.js'
 import { createToolRegistry } from '../agent/tools/tool-registry.js'
@@ -101,7 +101,9 @@ describe.each(STORE_ENGINES)('actions-service ($name)', (engine) => {
     await withPorts.decide(local(owner), actionId, { kind: 'confirm' })
     expect(await readFile(path.join(workspace, 'port.txt'), 'utf8')).toBe('41007\n')
     // As a CLI agent's process runs (the supervisor): an agent's burst of work never starves the daemon.
-    expect(await readFile(path.join(workspace, 'nice.txt'), 'utf8')).toBe(`${AGENT_NICENESS}\n`)
+    expect(await readFile(path.join(workspace, 'nice.txt'), 'utf8')).toBe(
+      `${agentNiceness(os.getPriority())}\n`,
+    )
   })
 
   it('parks a proposal without touching the workspace', async () => {
