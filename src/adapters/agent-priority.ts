@@ -25,6 +25,17 @@ export function autogroupOf(pid: number | 'self'): { name: string; nice: number 
   }
 }
 
+/**
+ * What a process that starts agents in a session of its own (the sandbox's forwarder, behind bubblewrap's
+ * --new-session) sets for itself: the process niceness and the autogroup niceness lowerAgentPriority gives.
+ */
+export function agentPriority(): { niceness: number; groupNiceness: number } {
+  return {
+    niceness: agentNiceness(getPriority()),
+    groupNiceness: agentNiceness(autogroupOf('self')?.nice ?? 0),
+  }
+}
+
 /** Best effort: a kernel without autogroups, or a process already gone, leaves the agent as it is. */
 export function lowerAgentPriority(pid: number): void {
   try {

@@ -6,6 +6,16 @@
 
 export const FORWARDER_FILE = 'hangar-forwarder.mjs'
 
+/**
+ * What the forwarder sets for itself, and so for the agent it starts, before starting it: bubblewrap's
+ * --new-session puts the sandbox in a session (and so a scheduling autogroup) of its own, out of reach of
+ * the priority the daemon gives the processes it spawns (src/adapters/agent-priority.ts).
+ */
+export interface ForwarderPriority {
+  niceness: number
+  groupNiceness: number
+}
+
 export interface ForwarderRoute {
   port: number
   socket: string
@@ -15,10 +25,23 @@ export const FORWARDER_SCRIPT = `// Hangar sandbox forwarder (written per run; s
 import net from 'node:net'
 import os from 'node:os'
 import { spawn } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
 
 const routes = JSON.parse(process.argv[2])
 const separator = process.argv.indexOf('--', 3)
 const command = process.argv.slice(separator + 1)
+const [priority] = process.argv.slice(3, separator)
+
+// Nicer only, never less nice: best effort (no autogroups, or not allowed), as outside the sandbox.
+if (priority) {
+  const { niceness, groupNiceness } = JSON.parse(priority)
+  try {
+    os.setPriority(Math.max(os.getPriority(), niceness))
+  } catch {}
+  try {
+    writeFileSync('/proc/self/autogroup', String(groupNiceness))
+  } catch {}
+}
 
 function relay(client, socket) {
   const upstream = net.connect(socket)

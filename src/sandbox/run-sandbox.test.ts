@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { agentPriority } from '../adapters/agent-priority.js'
 import { createSupervisor } from '../adapters/supervisor.js'
 import { silentLogger } from '../core/logger.js'
 import { commandSandbox, openRunSandbox, type SandboxBase } from './run-sandbox.js'
@@ -137,6 +138,20 @@ describe('run sandbox (bubblewrap)', () => {
     expect(sandbox.record).toMatchObject({ mode: 'workspace', by: expect.stringContaining('bubblewrap') })
   })
 
+  it('runs the agent below the daemon priority, in the own session of the sandbox too', async () => {
+    const probe = `
+      const fs = require('fs'), os = require('os')
+      console.log(os.getPriority())
+      console.log(fs.existsSync('/proc/self/autogroup') ? fs.readFileSync('/proc/self/autogroup', 'utf8').trim() : 'none')`
+    const { sandbox, handle, lines } = await runInside(probe, 'run-priority')
+    const exit = await handle.exited
+    await sandbox.close()
+    expect(exit.code).toBe(0)
+    const expected = agentPriority()
+    expect(Number(lines[0])).toBe(expected.niceness)
+    if (lines[1] !== 'none') expect(lines[1]).toMatch(new RegExp(` nice ${expected.groupNiceness}$`))
+  })
+
   it('tunnels to an allowed host through the CONNECT proxy and refuses any other', async () => {
     const port = Number(new URL(proxyOrigin).port)
     const script = `
@@ -186,7 +201,7 @@ describe('run sandbox (bubblewrap)', () => {
     const sandbox = await commandSandbox(base, workspace)
     const wrapped = sandbox.wrap('/bin/sh', [
       '-c',
-      `cat ${path.join(home, '.ssh', 'id_ed25519')} || echo no-key; echo made > made.txt`,
+      `cat ${path.join(home, '.ssh', 'id_ed25519')} || echo no-key; echo made > made.txt; nice; cat /proc/self/autogroup 2>/dev/null || echo none`,
     ])
     const lines: string[] = []
     const handle = await createSupervisor().start(
@@ -201,7 +216,12 @@ describe('run sandbox (bubblewrap)', () => {
       { onLine: (line) => lines.push(line) },
     )
     await handle.exited
-    expect(lines).toEqual(['no-key'])
+    expect(lines[0]).toBe('no-key')
+    // Below the daemon, in the sandbox's own session too, as a CLI agent runs.
+    const expected = agentPriority()
+    expect(Number(lines[1])).toBe(expected.niceness)
+    if (lines[2] !== 'none') expect(lines[2]).toMatch(new RegExp(` nice ${expected.groupNiceness}$`))
+    expect(lines).toHaveLength(3)
     expect(await readFile(path.join(workspace, 'made.txt'), 'utf8')).toBe('made\n')
   })
 

@@ -11,6 +11,7 @@ import { readFile, realpath, stat } from 'node:fs/promises'
 import { writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { agentPriority } from '../adapters/agent-priority.js'
 import type { LaunchPlan, ModelEndpoint, ResolvedExecutable } from '../adapters/types.js'
 import type { HangarConfig, ProfileConfig } from '../core/config.js'
 import { AppError } from '../core/errors.js'
@@ -204,7 +205,17 @@ export async function openRunSandbox(
     endpoint,
     environment,
     wrap(plan) {
-      const command = [process.execPath, forwarder, JSON.stringify(routes), '--', plan.command, ...plan.args]
+      // The sandbox is a session of its own: the forwarder lowers its priority, as the daemon does an agent's.
+      const priority = JSON.stringify(agentPriority())
+      const command = [
+        process.execPath,
+        forwarder,
+        JSON.stringify(routes),
+        priority,
+        '--',
+        plan.command,
+        ...plan.args,
+      ]
       const args = bwrapArgs(
         { ...layout, writable: [...layout.writable, run.runDir, home], readOnlyLast: [network.directory] },
         command,
@@ -232,9 +243,22 @@ export async function commandSandbox(
     record: { mode: 'workspace', by: bubblewrap.version },
     wrap: (command, args) => ({
       command: bubblewrap.path,
-      args: bwrapArgs({ ...layout, readOnlyLast: [] }, [command, ...args]),
+      args: bwrapArgs({ ...layout, readOnlyLast: [] }, [
+        ...loweredPriority(agentPriority()),
+        command,
+        ...args,
+      ]),
     }),
   }
+}
+
+/**
+ * A shell prelude that lowers its own priority and its session's (the sandbox's own, behind --new-session),
+ * then runs the command: what the forwarder does for a CLI agent. Nicer only; best effort.
+ */
+function loweredPriority({ niceness, groupNiceness }: { niceness: number; groupNiceness: number }): string[] {
+  const script = `echo ${groupNiceness} > /proc/self/autogroup 2>/dev/null; d=$((${niceness} - $(nice))); [ "$d" -gt 0 ] && exec nice -n "$d" "$@"; exec "$@"`
+  return ['/bin/sh', '-c', script, 'hangar-priority']
 }
 
 /**
