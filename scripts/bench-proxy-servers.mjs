@@ -2,7 +2,7 @@
 // The processes the proxy benchmark talks to, one role per process so each one's CPU can be read apart:
 //   upstream  — a mock Anthropic Messages endpoint (JSON, or SSE when `stream` is true) and a feed
 //   minimal   — the floor: a Node pass-through that parses and re-serialises the body and pipes back
-//   hangar    — Hangar's proxy (a real runtime on a scratch SQLite store) with one warm feed
+//   hangar    — Hangar's proxy (a real runtime on a scratch SQLite store) with one warm feed and a budget
 //   hangar-pg — the same on PostgreSQL (HANGAR_BENCH_DATABASE_URL, a throw-away schema)
 // Each prints one JSON line with its URL when it is ready.
 import http from 'node:http'
@@ -108,6 +108,8 @@ async function hangar(databaseUrl) {
       '  bench:',
       '    adapter: claude-code',
       '    feeds: [{ source: ops, path: /feed, ttl: 3600 }]',
+      // Never reached, but checked on every request as a real budget is.
+      '    budget: { usd: 1000000, window: 1d }',
     ].join('\n'),
   )
   const runtime = await createRuntime({

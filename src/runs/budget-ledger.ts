@@ -2,8 +2,10 @@
 // budget's window), then raised as each request is metered, so checking a budget does not wait on the
 // store. A request is admitted while its budget is not spent, and counted when it is metered: a budget
 // overshoots by at most the requests in flight when it ran out. The store is read again every `reseedMs`
-// (default 5 s): what left the window stops counting then, and what other daemons sharing the store
-// spent is counted then (between re-seeds, on a cluster, a budget may overshoot by that too).
+// (default 5 s), behind the request that finds the figure stale (no request waits on a re-read, only on
+// a budget's first): what left the window stops counting then, and what other daemons sharing the store
+// spent is counted then (between re-seeds, on a cluster, a budget may overshoot by that too). The store
+// sums per minute (proxy_spend), so a re-read costs the same however busy the profile is.
 import type { BudgetStatus } from '../core/api-types.js'
 import { parseDuration } from '../core/duration.js'
 import type { StoredProfile } from '../store/repositories/profiles-repository.js'
@@ -73,8 +75,17 @@ export function createBudgetLedger(
     const windows = windowsOf(userId, profile)
     let spend = windows.get(budget.window)
     if (!spend) windows.set(budget.window, (spend = { spentUsd: 0, seededAtMs: -Infinity }))
-    if (spend.seeding) await spend.seeding.done
-    else if (now().getTime() - spend.seededAtMs >= reseedMs) await seed(userId, profile, since, spend)
+    // Only the first read is waited for. A re-read goes on behind: meanwhile what is in memory answers,
+    // and it is never below what this daemon metered (so the overshoot bound holds while it runs).
+    const seeded = spend.seededAtMs !== -Infinity
+    if (spend.seeding) {
+      if (!seeded) await spend.seeding.done
+    } else if (now().getTime() - spend.seededAtMs >= reseedMs) {
+      const reading = seed(userId, profile, since, spend)
+      // A failed re-read keeps the last figure; the next request tries again.
+      if (seeded) reading.catch(() => {})
+      else await reading
+    }
     return spend.spentUsd
   }
 

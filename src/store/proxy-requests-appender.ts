@@ -3,11 +3,11 @@
 // INSERT built and compiled anew for every batch. On SQLite one prepared INSERT run per row inside one
 // transaction, taken through Kysely's one connection so it never lands inside a transaction in progress;
 // on PostgreSQL one INSERT … SELECT FROM json_to_recordset as a named (server-side prepared) statement.
-// Either way a batch lands whole or not at all.
+// Either way a batch lands whole or not at all, with what it adds to proxy_spend.
 import type SqliteDatabase from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import type pg from 'pg'
-import type { Database, ProxyRequestsTable } from './schema.js'
+import type { Database, ProxyRequestsTable, ProxySpendTable } from './schema.js'
 
 export type ProxyRequestsAppender = (rows: readonly ProxyRequestsTable[]) => Promise<void>
 
@@ -59,6 +59,26 @@ const POSTGRES_TYPES: Record<(typeof COLUMNS)[number], string> = {
 
 const INTO = `INSERT INTO proxy_requests (${COLUMNS.join(', ')})`
 
+/**
+ * What a batch adds to proxy_spend, the per-minute sums budgets read (migration 0018): one row per user,
+ * profile and minute, summed here so a batch makes one upsert per minute it spans, not one per request.
+ */
+export function spendOf(rows: readonly ProxyRequestsTable[]): ProxySpendTable[] {
+  const byMinute = new Map<string, ProxySpendTable>()
+  for (const row of rows) {
+    if (row.cost_usd === null || row.cost_usd === undefined) continue
+    const minute = row.started_at.slice(0, 16)
+    const key = `${row.user_id}\0${row.profile}\0${minute}`
+    const spend = byMinute.get(key)
+    if (spend) spend.cost_usd += row.cost_usd
+    else byMinute.set(key, { user_id: row.user_id, profile: row.profile, minute, cost_usd: row.cost_usd })
+  }
+  return [...byMinute.values()]
+}
+
+const ADD_SPEND =
+  'ON CONFLICT (user_id, profile, minute) DO UPDATE SET cost_usd = proxy_spend.cost_usd + excluded.cost_usd'
+
 export function createSqliteProxyRequestsAppender(
   db: Kysely<Database>,
   sqlite: SqliteDatabase.Database,
@@ -67,6 +87,9 @@ export function createSqliteProxyRequestsAppender(
   let insertAll: ((rows: readonly ProxyRequestsTable[]) => void) | undefined
   const prepare = () => {
     const insert = sqlite.prepare(`${INTO} VALUES (${COLUMNS.map(() => '?').join(', ')})`)
+    const addSpend = sqlite.prepare(
+      `INSERT INTO proxy_spend (user_id, profile, minute, cost_usd) VALUES (?, ?, ?, ?) ${ADD_SPEND}`,
+    )
     return sqlite.transaction((rows: readonly ProxyRequestsTable[]) => {
       for (const row of rows)
         insert.run(
@@ -91,6 +114,8 @@ export function createSqliteProxyRequestsAppender(
           row.started_at,
           row.duration_ms,
         )
+      for (const spend of spendOf(rows))
+        addSpend.run(spend.user_id, spend.profile, spend.minute, spend.cost_usd)
     })
   }
   return async (rows) => {
@@ -109,9 +134,12 @@ export function createSqliteProxyRequestsAppender(
 const POSTGRES_INSERT = {
   name: 'hangar_append_proxy_requests',
   text:
-    `${INTO} SELECT ${COLUMNS.join(', ')} FROM json_to_recordset($1::json) AS row(` +
+    `WITH added AS (${INTO} SELECT ${COLUMNS.join(', ')} FROM json_to_recordset($1::json) AS row(` +
     COLUMNS.map((column) => `${column} ${POSTGRES_TYPES[column]}`).join(', ') +
-    ')',
+    ') RETURNING user_id, profile, started_at, cost_usd) ' +
+    'INSERT INTO proxy_spend (user_id, profile, minute, cost_usd) ' +
+    'SELECT user_id, profile, substr(started_at, 1, 16), sum(cost_usd) FROM added WHERE cost_usd IS NOT NULL ' +
+    `GROUP BY user_id, profile, substr(started_at, 1, 16) ${ADD_SPEND}`,
 }
 
 export function createPostgresProxyRequestsAppender(pool: pg.Pool): ProxyRequestsAppender {

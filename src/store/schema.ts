@@ -252,6 +252,15 @@ export interface ProxyRequestsTable {
   duration_ms: number
 }
 
+/** What a profile spent through the proxy in one minute (budgets sum these, not every request). */
+export interface ProxySpendTable {
+  user_id: string
+  profile: string
+  /** `YYYY-MM-DDTHH:MM` (UTC), the minute of the requests' started_at. */
+  minute: string
+  cost_usd: number
+}
+
 /** A daemon sharing this store, and when it last said it was alive. */
 export interface NodesTable {
   id: string
@@ -465,6 +474,7 @@ export interface Database {
   audit_events: AuditEventsTable
   workspaces: WorkspacesTable
   proxy_requests: ProxyRequestsTable
+  proxy_spend: ProxySpendTable
   nodes: NodesTable
   projects: ProjectsTable
   project_members: ProjectMembersTable

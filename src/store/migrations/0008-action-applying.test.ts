@@ -4,10 +4,11 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { Migrator, sql } from 'kysely'
+import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { freshPostgresUrl } from '../../../test/helpers/store-engines.js'
-import { MIGRATIONS, migrateToLatest } from '../migrate.js'
+import { migrateTo } from '../../../test/helpers/migrate-to.js'
+import { migrateToLatest } from '../migrate.js'
 import { openDatabase } from '../open-database.js'
 
 const ENGINES = [
@@ -20,20 +21,7 @@ describe.each(ENGINES)('migration 0008-action-applying ($name)', (engine) => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-migration-'))
     const handle = await openDatabase({ dataDir, url: await engine.url() })
     try {
-      const schema =
-        handle.engine === 'postgres'
-          ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(handle.db)).rows[0]
-              ?.schema
-          : undefined
-      const migrator = new Migrator({
-        db: handle.db,
-        provider: { getMigrations: async () => MIGRATIONS },
-        migrationTableName: 'hangar_migrations',
-        migrationLockTableName: 'hangar_migrations_lock',
-        ...(schema && { migrationTableSchema: schema }),
-      })
-      const before = await migrator.migrateTo('0007-run-pinned-node')
-      expect(before.error).toBeUndefined()
+      await migrateTo(handle, '0007-run-pinned-node')
       await sql`insert into users (id, name, role, created_at) values ('usr_1', 'o', 'owner', '2026-01-01')`.execute(
         handle.db,
       )

@@ -3,6 +3,7 @@
 import type { UsageTotals } from '../../core/events.js'
 import type { ProxyRequestsTable } from '../schema.js'
 import { fromJson, type RepositoryContext, toCount } from './context.js'
+import { spendOf } from '../proxy-requests-appender.js'
 
 export interface ProxyRequestFeed {
   name: string
@@ -98,6 +99,21 @@ function toRow(userId: string, input: NewProxyRequest) {
   }
 }
 
+/** What rows inserted through Kysely add to the per-minute spend budgets read (the appenders do it themselves). */
+async function addSpend(context: RepositoryContext, rows: readonly ProxyRequestsTable[]): Promise<void> {
+  const spend = spendOf(rows)
+  if (spend.length === 0) return
+  await context.db
+    .insertInto('proxy_spend')
+    .values(spend)
+    .onConflict((conflict) =>
+      conflict
+        .columns(['user_id', 'profile', 'minute'])
+        .doUpdateSet((eb) => ({ cost_usd: eb('proxy_spend.cost_usd', '+', eb.ref('excluded.cost_usd')) })),
+    )
+    .execute()
+}
+
 /** Rows per INSERT: 20 columns each stays far under SQLite's and PostgreSQL's bound-parameter limits. */
 const ROWS_PER_INSERT = 200
 
@@ -114,6 +130,7 @@ export function createProxyRequestLog(context: RepositoryContext) {
       for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
         const values = rows.slice(start, start + ROWS_PER_INSERT).map(({ userId, row }) => toRow(userId, row))
         await context.db.insertInto('proxy_requests').values(values).execute()
+        await addSpend(context, values)
       }
     },
   }
@@ -123,7 +140,9 @@ export function createProxyRequestsRepository(context: RepositoryContext, userId
   const { db } = context
   return {
     async record(input: NewProxyRequest): Promise<void> {
-      await db.insertInto('proxy_requests').values(toRow(userId, input)).execute()
+      const row = toRow(userId, input)
+      await db.insertInto('proxy_requests').values(row).execute()
+      await addSpend(context, [row])
     },
     async listForRun(runId: string): Promise<ProxyRequestRecord[]> {
       const rows = await db
@@ -165,12 +184,13 @@ export function createProxyRequestsRepository(context: RepositoryContext, userId
     },
     /** Dollars a profile spent through the proxy since `since` (ISO-8601), for its budget. */
     async spentSince(profile: string, since: string): Promise<number> {
+      // Per minute (proxy_spend): the minute `since` falls in counts whole, so a budget errs on the safe side.
       const row = await db
-        .selectFrom('proxy_requests')
+        .selectFrom('proxy_spend')
         .select((eb) => eb.fn.sum<number>('cost_usd').as('spent'))
         .where('user_id', '=', userId)
         .where('profile', '=', profile)
-        .where('started_at', '>=', since)
+        .where('minute', '>=', since.slice(0, 16))
         .executeTakeFirstOrThrow()
       return Number(row.spent ?? 0)
     },
