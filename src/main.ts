@@ -47,6 +47,7 @@ import { openStore, type Store } from './store/store.js'
 import { createVault } from './store/vault.js'
 import { createSshTargets, type SshTargets } from './workspaces/ssh/ssh-targets.js'
 import { createRunFinalizer, type RunFinalizer } from './runs/finalize-run.js'
+import { createHostCopyRemover } from './runs/host-copies.js'
 import { createFinalizeRecovery, type FinalizeRecovery } from './runs/finalize-recovery.js'
 import { createModelProxy, type ModelProxy } from './runs/model-proxy.js'
 import { createNodeHeartbeat, type NodeHeartbeat } from './runs/node-heartbeat.js'
@@ -387,6 +388,13 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       lifecycle: workspaceLifecycle,
       // A sandboxed agent's home is kept per workspace (its CLI's sessions): it goes with the workspace.
       afterRemoval: () => pruneSandboxHomes(options.dataDir),
+      // Its copies on SSH targets (and their sandbox homes) go with it.
+      onRemoved: createHostCopyRemover({
+        store,
+        targets,
+        knownTarget: (name) => Object.hasOwn(options.config.targets, name),
+        log: log.child({ component: 'workspaces' }),
+      }),
       log: log.child({ component: 'workspaces' }),
     })
     const workspacePolicy = createWorkspacePolicy({ store, roots: allowedRoots, workspaces, projects })

@@ -13,7 +13,9 @@ import { type Clock, systemClock } from '../core/ids.js'
 import type { Redactor } from '../core/redact.js'
 import type { NewRun, Run } from '../store/repositories/runs-repository.js'
 import type { Store } from '../store/store.js'
+import type { ShippedWorkspace } from '../workspaces/ssh/workspace-sync.js'
 import { createEventWriter, type EventWriter } from './event-writer.js'
+import { recordHostCopy } from './host-copies.js'
 import { createWorkspaceGate } from './workspace-gate.js'
 
 /** Who executes a run: only its owner may mark it interrupted and reap its processes. */
@@ -133,6 +135,9 @@ export function createRunService(options: {
       },
       async recordShipped(sync) {
         await runs.update(run.id, { workspaceSync: sync, workspaceFinalize: 'pending' })
+        // Kept on the workspace after the changes are back, so removing it removes the host's copy too.
+        // Losing this record must not fail the run: the copy would only stay on the host, as it did.
+        await recordHostCopy(store, userId, sync as ShippedWorkspace).catch(() => undefined)
       },
       async hostCopySettled(runId) {
         return (await store.runQueue.statuses([runId])).get(runId)?.finalize === 'ok'

@@ -125,6 +125,19 @@ export const WORKSPACE_REMOVAL = {
         },
       },
     },
+    hostCopies: {
+      type: 'array',
+      description: 'Its copies on SSH targets, each removed or not (absent when it was never shipped)',
+      items: {
+        type: 'object',
+        required: ['target', 'removed'],
+        properties: {
+          target: { type: 'string', description: 'The SSH target' },
+          removed: { type: 'boolean', description: 'False when the host could not be reached' },
+          reason: { type: 'string', description: 'Why it was not removed' },
+        },
+      },
+    },
   },
 }
 

@@ -17,6 +17,7 @@ import * as reviewLand from './migrations/0012-review-land.js'
 import * as attempts from './migrations/0013-attempts.js'
 import * as notifications from './migrations/0015-notifications.js'
 import * as triggers from './migrations/0016-triggers.js'
+import * as workspaceHostCopies from './migrations/0017-workspace-host-copies.js'
 import * as proxySpend from './migrations/0018-proxy-spend.js'
 import type { Database } from './schema.js'
 import { VERSION } from '../version.js'
@@ -37,6 +38,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0013-attempts': attempts,
   '0015-notifications': notifications,
   '0016-triggers': triggers,
+  '0017-workspace-host-copies': workspaceHostCopies,
   '0018-proxy-spend': proxySpend,
 }
 

@@ -313,6 +313,15 @@ export interface WorkspaceSetupsTable {
   updated_at: string
 }
 
+/** A workspace's copy on an SSH target (migration 0017): removed from the host with the workspace. */
+export interface WorkspaceHostCopiesTable {
+  workspace_id: string
+  target: string
+  key: string
+  remote_root: string
+  updated_at: string
+}
+
 /** The owner's approval of a project's `.hangar/workspace.yaml`: the SHA-256 of its exact content. */
 export interface WorkspaceConfigApprovalsTable {
   project: string
@@ -480,6 +489,7 @@ export interface Database {
   project_members: ProjectMembersTable
   workspace_ports: WorkspacePortsTable
   workspace_setups: WorkspaceSetupsTable
+  workspace_host_copies: WorkspaceHostCopiesTable
   workspace_config_approvals: WorkspaceConfigApprovalsTable
   attempt_groups: AttemptGroupsTable
   attempts: AttemptsTable

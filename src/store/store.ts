@@ -34,6 +34,7 @@ import { createTokensRepository } from './repositories/tokens-repository.js'
 import { createTriggersRepository } from './repositories/triggers-repository.js'
 import { createUsersRepository } from './repositories/users-repository.js'
 import { createWorkspaceSweep, createWorkspacesRepository } from './repositories/workspaces-repository.js'
+import { createWorkspaceHostCopiesRepository } from './repositories/workspace-host-copies-repository.js'
 import { createWorkspaceLifecycleRepository } from './repositories/workspace-lifecycle-repository.js'
 
 function createUserScope(context: RepositoryContext, userId: string) {
@@ -70,6 +71,7 @@ function createRepositories(context: RepositoryContext) {
     workspaceSweep: createWorkspaceSweep(context),
     proxyRequestLog: createProxyRequestLog(context),
     workspaceLifecycle: createWorkspaceLifecycleRepository(context),
+    workspaceHostCopies: createWorkspaceHostCopiesRepository(context),
     pendingAttempts: createPendingAttempts(context),
     triggers: createTriggersRepository(context),
     notificationChannels: createNotificationsRepository(context),

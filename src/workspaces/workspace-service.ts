@@ -46,6 +46,16 @@ export interface WorkspaceRemoval {
   branch: BranchOutcome | null
   /** The lifecycle's teardown command, where it ran (none when the project has none). */
   teardown?: TeardownResult[]
+  /** Its copies on SSH targets, each removed or not (none when it was never shipped). */
+  hostCopies?: HostCopyRemoval[]
+}
+
+/** A workspace's copy on an SSH target, removed with it — or not (the host could not be reached). */
+export interface HostCopyRemoval {
+  target: string
+  removed: boolean
+  /** Why not. */
+  reason?: string
 }
 
 export interface WorkspaceServiceOptions {
@@ -59,6 +69,11 @@ export interface WorkspaceServiceOptions {
   lifecycle?: Pick<WorkspaceLifecycle, 'prepareFiles' | 'teardown' | 'release'>
   /** Called once workspaces went (removed, or swept at start-up): what else lives per workspace goes too. */
   afterRemoval?: () => Promise<unknown>
+  /**
+   * Called for each workspace once it is removed (after its local files went): removes what lives
+   * elsewhere of it (its copies on SSH targets). Should not throw; a failure is logged, never blocking.
+   */
+  onRemoved?: (userId: string, workspace: Workspace) => Promise<HostCopyRemoval[]>
   log?: Logger
 }
 
@@ -72,6 +87,16 @@ export function createWorkspaceService(options: WorkspaceServiceOptions) {
         error: error instanceof Error ? error.message : String(error),
       }),
     )
+  }
+  const onRemoved = async (userId: string, workspace: Workspace): Promise<HostCopyRemoval[]> => {
+    if (!options.onRemoved) return []
+    return options.onRemoved(userId, workspace).catch((error: unknown) => {
+      log.warn('cannot clean up elsewhere after a removed workspace', {
+        workspaceId: workspace.id,
+        error: error instanceof Error ? error.message : String(error),
+      })
+      return []
+    })
   }
   // One creation or removal at a time per conversation (and per conversation-less workspace) in this
   // process: two messages arriving together must not both make a worktree.
@@ -287,12 +312,18 @@ export function createWorkspaceService(options: WorkspaceServiceOptions) {
     const files = await removeWorkspaceFiles(workspace)
     await scope.workspaces.markRemoved(id)
     await afterRemoval()
+    const hostCopies = await onRemoved(userId, workspace)
     if (workspace.conversationId) {
       const conversation = await scope.conversations.get(workspace.conversationId)
       if (conversation?.workspaceId === id)
         await scope.conversations.update(conversation.id, { workspaceId: null })
     }
-    return { workspace: await getOwned(scope, id), ...files, ...(tornDown?.length && { teardown: tornDown }) }
+    return {
+      workspace: await getOwned(scope, id),
+      ...files,
+      ...(tornDown?.length && { teardown: tornDown }),
+      ...(hostCopies.length > 0 && { hostCopies }),
+    }
   }
 
   return {
@@ -480,6 +511,7 @@ export function createWorkspaceService(options: WorkspaceServiceOptions) {
           await teardown(workspace)
           await removeWorkspaceFiles(workspace)
           await store.forUser(workspace.userId).workspaces.markRemoved(workspace.id)
+          await onRemoved(workspace.userId, workspace)
           removed++
         } catch (error) {
           log.warn('cannot remove the workspace of a deleted conversation', {

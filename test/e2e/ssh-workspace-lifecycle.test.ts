@@ -2,7 +2,7 @@
 // workspace, before the agent's first turn there — with the copied git-ignored `.env` (ignored files are
 // never shipped, so the lifecycle sends them) and HANGAR_PORT. Real Claude Code runs on a loopback OpenSSH
 // host (`hangar run --isolate`, model traffic tunnelled back to the proxy, the mock model behind it).
-// Removing the workspace runs its teardown there too.
+// Removing the workspace runs its teardown there too, then removes the host's copy.
 import { existsSync } from 'node:fs'
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -125,5 +125,8 @@ describe('workspace lifecycle on an SSH target', () => {
       path.join(hostWorkspaces, key!),
     )
     expect(existsSync(path.join(local, localName!))).toBe(false)
+    // And the host's copy goes with it (`hangar run` opened the store itself, so did the removal).
+    expect(JSON.parse(removed.stdout).hostCopies).toEqual([{ target: 'box', removed: true }])
+    expect(existsSync(path.join(hostWorkspaces, key!))).toBe(false)
   }, 200_000)
 })

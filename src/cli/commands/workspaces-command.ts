@@ -21,9 +21,17 @@ export function describeRemoval(removal: WorkspaceRemoval): string {
   const teardown = (removal.teardown ?? [])
     .map((run) => `; teardown${run.target === 'local' ? '' : ` on ${run.target}`} exited ${run.exitCode}`)
     .join('')
-  if (!branch) return `${files}${teardown}`
-  if (branch.deleted) return `${files} and branch ${branch.name}${teardown}`
-  return `${files}; kept branch ${branch.name} (${branch.reason ?? 'kept'})${teardown}`
+  const hosts = (removal.hostCopies ?? [])
+    .map((copy) =>
+      copy.removed
+        ? `; removed its copy on ${copy.target}`
+        : `; could not remove its copy on ${copy.target} (${copy.reason ?? 'unknown'})`,
+    )
+    .join('')
+  const after = `${teardown}${hosts}`
+  if (!branch) return `${files}${after}`
+  if (branch.deleted) return `${files} and branch ${branch.name}${after}`
+  return `${files}; kept branch ${branch.name} (${branch.reason ?? 'kept'})${after}`
 }
 
 export function registerWorkspacesCommand(program: Command, io: CliIo, globals: () => GlobalOptions): void {

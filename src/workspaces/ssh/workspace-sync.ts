@@ -400,10 +400,18 @@ export async function syncBack(connection: SshConnection, shipped: ShippedWorksp
   })
 }
 
-/** Removes a workspace from the host (when its local workspace is removed). */
+/**
+ * Removes a workspace's copy from the host, with the sandbox home kept for it (when its local workspace
+ * is removed). `signal` stops a host that does not answer.
+ */
 export async function forgetRemoteWorkspace(
   connection: SshConnection,
-  shipped: ShippedWorkspace,
+  shipped: Pick<ShippedWorkspace, 'remoteRoot' | 'key'>,
+  io: { signal?: AbortSignal } = {},
 ): Promise<void> {
-  await connection.check('removing the workspace', remoteShell(FORGET, [shipped.remoteRoot, shipped.key]))
+  await connection.check(
+    'removing the workspace',
+    remoteShell(FORGET, [shipped.remoteRoot, shipped.key]),
+    io.signal ? { signal: io.signal } : {},
+  )
 }
