@@ -3,15 +3,15 @@
 // conversation deleted — leaves nothing of it on the host: neither `<dir>/workspaces/<key>` nor the
 // sandbox home kept for it. Runs brought their changes back first, so no run still holds a ship record.
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { remoteKey } from '../../src/workspaces/ssh/workspace-sync.js'
 import { createApiClient } from '../helpers/api-client.js'
-import { gitIn } from '../helpers/git-fixture.js'
+import { initRepo } from '../helpers/git-fixture.js'
 import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
-import { startSshd, type TestSshd } from '../helpers/sshd.js'
+import { sshTargetYaml, startSshd, type TestSshd } from '../helpers/sshd.js'
 import { makeTempDir } from '../helpers/store-engines.js'
 
 const FAKE_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/bin')
@@ -70,20 +70,15 @@ describe('removing a workspace shipped to an SSH target', () => {
     root = await makeTempDir('hangar-ssh-forget-')
     const project = path.join(root, 'project')
     hostDir = path.join(root, 'host', 'hangar')
-    await mkdir(project)
-    gitIn(project, 'init', '-q', '-b', 'main')
-    await writeFile(path.join(project, 'README.md'), '# project\n')
-    await writeFile(
-      path.join(project, 'hangar.yaml'),
-      [
+    await initRepo(project, {
+      'README.md': '# project\n',
+      'hangar.yaml': [
         'targets:',
-        `  box: { ssh: "${sshd.user}@127.0.0.1", dir: "${hostDir}", port: ${sshd.port}, identityFile: "${sshd.identityFile}" }`,
+        sshTargetYaml(sshd, 'box', hostDir),
         'agents:',
         '  remote: { adapter: cursor-agent, target: box }',
       ].join('\n'),
-    )
-    gitIn(project, 'add', '-A')
-    gitIn(project, 'commit', '-qm', 'initial')
+    })
     const env = cleanEnv({
       PATH: [FAKE_BIN, path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
       HOME: root,

@@ -2,3 +2,12 @@
 // scripts/bench.mjs can start one too; this keeps the import path the tests use.
 export { startSshd, SSHD_PATH } from './sshd-server.mjs'
 export type { TestSshd } from './sshd-server.mjs'
+
+/** A `targets:` entry of hangar.yaml for the test server, its Hangar directory on the host at `dir`. */
+export function sshTargetYaml(
+  sshd: { user: string; port: number; identityFile: string },
+  name: string,
+  dir: string,
+): string {
+  return `  ${name}: { ssh: "${sshd.user}@127.0.0.1", dir: "${dir}", port: ${sshd.port}, identityFile: "${sshd.identityFile}" }`
+}
