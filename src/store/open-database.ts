@@ -193,6 +193,8 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     // Channels are database-wide: two stores in one database (other search_path) must not hear each other.
     notifications: createPgNotifications(url, db, await currentSchema(pool), appendRunEvents),
     close: async () => {
+      // Batches waiting for the statement in flight are stored, not failed by an ended pool.
+      await appendRunEvents.settled()
       await db.destroy()
     },
   }

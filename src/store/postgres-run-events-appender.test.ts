@@ -116,6 +116,22 @@ describe('PostgreSQL run event statements', () => {
     ])
   })
 
+  it('stores what waits for the statement in flight before the pool may end', async () => {
+    const append = createPostgresRunEventsAppender(recordingPool)
+    const first = append(...batch('run_a', 1, 1))
+    await nextTurn()
+    const second = append(...batch('run_b', 1, 1))
+    const allSettled = append.settled()
+    expect(await settled(allSettled)).toBe(false)
+    releaseFirst()
+    await allSettled
+    expect(await settled(Promise.all([first, second]))).toBe(true)
+    expect(await storedRows()).toEqual([
+      ['run_a', 1],
+      ['run_b', 1],
+    ])
+  })
+
   it('fails only the batch that cannot be stored, of those that went together', async () => {
     const append = createPostgresRunEventsAppender(recordingPool)
     const first = append(...batch('run_a', 1, 1))

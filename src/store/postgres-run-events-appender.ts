@@ -51,6 +51,8 @@ export interface PostgresRunEventsAppender extends RunEventsAppender {
    * stored, from `origin`; returns what stops that.
    */
   announce(channel: string, origin: string): () => void
+  /** Resolves once every batch asked for so far is stored (or failed): before the pool ends. */
+  settled(): Promise<void>
 }
 
 export function createPostgresRunEventsAppender(pool: pg.Pool): PostgresRunEventsAppender {
@@ -82,6 +84,8 @@ export function createPostgresRunEventsAppender(pool: pg.Pool): PostgresRunEvent
 
   let waiting: AppendRequest[] = []
   let inFlight = 0
+  /** The sending loops going on: each ends when it finds nothing waiting. */
+  const sending = new Set<Promise<void>>()
   // The batches that waited go in one statement; should it fail, each is retried alone, so that only its
   // own fails. Then whatever was asked for meanwhile goes next.
   const sendWaiting = async (): Promise<void> => {
@@ -108,8 +112,13 @@ export function createPostgresRunEventsAppender(pool: pg.Pool): PostgresRunEvent
       if (waiting.length > 1 || inFlight >= MAX_STATEMENTS_IN_FLIGHT) return
       inFlight++
       // After this turn's other batches have been asked for: they go in the same statement.
-      queueMicrotask(() => void sendWaiting())
+      const loop = new Promise<void>((done) => queueMicrotask(() => void sendWaiting().then(done)))
+      sending.add(loop)
+      void loop.then(() => sending.delete(loop))
     })) as PostgresRunEventsAppender
+  append.settled = async () => {
+    while (sending.size > 0) await Promise.all(sending)
+  }
   append.announce = (channel, origin) => {
     const current = { channel, origin }
     announcing = current
