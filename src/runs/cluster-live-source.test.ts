@@ -1,11 +1,12 @@
-// Two nodes on one PostgreSQL, each with its own bus: what one stores and publishes reaches the other's
-// subscribers in order, through LISTEN/NOTIFY; a dropped notification connection makes the bus resync.
+// Two nodes on one PostgreSQL, each with its own store and bus: what one stores and publishes reaches the
+// other's subscribers in order, through LISTEN/NOTIFY; a dropped notification connection makes the bus
+// resync.
 import pg from 'pg'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { STORE_ENGINES, type TestStore } from '../../test/helpers/store-engines.js'
 import type { AgentEvent, EventEnvelope } from '../core/events.js'
 import { silentLogger } from '../core/logger.js'
-import type { Store } from '../store/store.js'
+import { openStore, type Store } from '../store/store.js'
 import { type ClusterLiveSource, createClusterLiveSource } from './cluster-live-source.js'
 import { createEventBus, type EventBus } from './event-bus.js'
 
@@ -14,19 +15,23 @@ const postgres = STORE_ENGINES.find((engine) => engine.name === 'postgres')!
 describe('cluster live source (postgres)', () => {
   let testStore: TestStore
   let store: Store
-  const opened: { source: ClusterLiveSource; bus: EventBus }[] = []
+  const opened: { source: ClusterLiveSource; bus: EventBus; nodeStore: Store }[] = []
+  /** Each node's own store (its own pool and appender, as a daemon has). */
+  const storeOf = new Map<EventBus, Store>()
 
   async function node(origin: string) {
+    const nodeStore = await openStore({ dataDir: testStore.dataDir, url: testStore.databaseUrl })
     const source = await createClusterLiveSource({
-      notifications: store.notifications!,
-      store,
+      notifications: nodeStore.notifications!,
+      store: nodeStore,
       origin,
       // Called only after a drop, long after `bus` below exists.
       onGap: () => bus.resync(),
       log: silentLogger,
     })
     const bus = createEventBus({ source })
-    opened.push({ source, bus })
+    opened.push({ source, bus, nodeStore })
+    storeOf.set(bus, nodeStore)
     return bus
   }
 
@@ -35,10 +40,12 @@ describe('cluster live source (postgres)', () => {
     store = testStore.store
   })
   afterEach(async () => {
-    for (const { source, bus } of opened.splice(0)) {
+    for (const { source, bus, nodeStore } of opened.splice(0)) {
       bus.close()
       await source.close()
+      await nodeStore.close()
     }
+    storeOf.clear()
     await testStore.dispose()
   })
 
@@ -51,7 +58,7 @@ describe('cluster live source (postgres)', () => {
       user,
       run,
       runs,
-      /** Stores a batch, then publishes it on `bus`, as the one event writer does. */
+      /** Stores a batch through `bus`'s node, then publishes it there, as the one event writer does. */
       async write(bus: EventBus, events: AgentEvent[]) {
         const batch: EventEnvelope[] = events.map((event) => ({
           ...event,
@@ -60,7 +67,7 @@ describe('cluster live source (postgres)', () => {
           seq: ++seq,
           ts: new Date().toISOString(),
         }))
-        await runs.appendEvents(batch)
+        await storeOf.get(bus)!.forUser(user.id).runs.appendEvents(batch)
         bus.publish(batch, { userId: user.id, conversationId: null })
       },
     }
@@ -92,53 +99,51 @@ describe('cluster live source (postgres)', () => {
     expect(subscription.reason).toBe('run-end')
   })
 
-  // A batch per run per turn would otherwise cost a NOTIFY round trip each, queued behind one another.
-  it('folds the batches a run publishes while its notice waits to be sent into that one notice', async () => {
-    const real = store.notifications!
-    const sent: { runId: string; fromSeq: number; toSeq: number }[] = []
-    let release: () => void = () => {}
-    const held = new Promise<void>((resolve) => (release = resolve))
-    const source = await createClusterLiveSource({
-      notifications: {
-        async notify(channel, payload) {
-          sent.push(JSON.parse(payload) as { runId: string; fromSeq: number; toSeq: number })
-          if (sent.length === 1) await held
-          await real.notify(channel, payload)
-        },
-        listen: (channel, handlers) => real.listen(channel, handlers),
-      },
-      store,
-      origin: 'node-a',
-      onGap: () => {},
-      log: silentLogger,
-    })
-    const a = createEventBus({ source })
-    opened.push({ source, bus: a })
-    const b = await node('node-b')
-    const first = await newRun()
-    const second = await newRun()
-    const subscription = b.subscribeRun(first.run.id, {
+  function readAll(bus: EventBus, { run, runs }: Awaited<ReturnType<typeof newRun>>) {
+    const subscription = bus.subscribeRun(run.id, {
       afterSeq: 0,
-      loadStored: (after) => first.runs.listEvents(first.run.id, { afterSeq: after, limit: 100 }),
+      loadStored: (after) => runs.listEvents(run.id, { afterSeq: after, limit: 100 }),
     })
-    const received: number[] = []
-    const reading = (async () => {
+    return (async () => {
+      const received: number[] = []
       for await (const envelope of subscription) received.push(envelope.seq)
+      return received
     })()
-    await first.write(a, [{ type: 'text-delta', text: 'sent at once' }])
-    for (let batch = 0; batch < 5; batch++) {
-      await first.write(a, [{ type: 'text-delta', text: `waits ${batch}` }])
-      await second.write(a, [{ type: 'text-delta', text: `other run ${batch}` }])
-    }
-    await first.write(a, [{ type: 'run-end', status: 'succeeded' }])
-    release()
-    await reading
-    expect(received).toEqual([1, 2, 3, 4, 5, 6, 7])
-    expect(sent.map(({ runId, fromSeq, toSeq }) => [runId, fromSeq, toSeq])).toEqual([
-      [first.run.id, 1, 1],
-      [first.run.id, 2, 7],
-      [second.run.id, 1, 5],
+  }
+
+  // The notice goes in the statement that stores the batch: a node that stored events and died before
+  // publishing them (or before a NOTIFY of its own) no longer leaves the other nodes' clients waiting.
+  it('tells the other nodes of a batch the store committed, even one never published', async () => {
+    const a = await node('node-a')
+    const b = await node('node-b')
+    const stored = await newRun()
+    const runsOfA = storeOf.get(a)!.forUser(stored.user.id).runs
+    const reading = readAll(b, stored)
+    const batch = (seq: number, event: AgentEvent): EventEnvelope => ({
+      ...event,
+      v: 1,
+      runId: stored.run.id,
+      seq,
+      ts: new Date().toISOString(),
+    })
+    await runsOfA.appendEvents([
+      batch(1, { type: 'text-delta', text: 'stored' }),
+      batch(2, { type: 'text-delta', text: 'not published' }),
     ])
+    await runsOfA.appendEvents([batch(3, { type: 'run-end', status: 'succeeded' })])
+    expect(await reading).toEqual([1, 2, 3])
+  })
+
+  // Batches of several runs asked for together share one statement, and each run gets its notice.
+  it('delivers the batches of several runs stored together to another node, each in order', async () => {
+    const a = await node('node-a')
+    const b = await node('node-b')
+    const runs = [await newRun(), await newRun(), await newRun()]
+    const readings = runs.map((run) => readAll(b, run))
+    for (let batch = 0; batch < 5; batch++)
+      await Promise.all(runs.map((run) => run.write(a, [{ type: 'text-delta', text: `${batch}` }])))
+    await Promise.all(runs.map((run) => run.write(a, [{ type: 'run-end', status: 'succeeded' }])))
+    expect(await Promise.all(readings)).toEqual(runs.map(() => [1, 2, 3, 4, 5, 6]))
   })
 
   it('ends subscriptions as lagging when the notification connection drops, so clients replay', async () => {

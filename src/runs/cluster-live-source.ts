@@ -1,8 +1,10 @@
 // Live events across the daemons sharing one PostgreSQL. A batch published here reaches this node's
 // subscribers at once, and the other nodes by a NOTIFY naming the run and its seq range (never the events:
-// they are stored already, and a payload is small). A node that hears of a run reads the rows it has not
-// delivered yet, so notices that arrive late or twice change nothing, and the bus's per-run seq
-// bookkeeping keeps the order. When the notification connection drops, the bus is told to resync.
+// they are stored already, and a payload is small). The store sends that NOTIFY in the statement that
+// stores the batch (announceRunEvents): it is committed with the rows, so the other nodes hear of every
+// stored batch in commit order, even one this node died before publishing, and it costs no round trip
+// and commit of its own. A node that hears of a run reads the rows it has not delivered yet, so notices
+// that arrive late or twice change nothing, and the bus's per-run seq bookkeeping keeps the order. When the notification connection drops, the bus is told to resync.
 import type { Logger } from '../core/logger.js'
 import type { StoreNotifications } from '../store/pg-notifications.js'
 import type { Store } from '../store/store.js'
@@ -49,10 +51,6 @@ export async function createClusterLiveSource(options: {
   // The last seq of each remote run delivered here; forgotten at its run-end.
   const delivered = new Map<string, number>()
   let receiving: Promise<void> = Promise.resolve()
-  let sending: Promise<void> = Promise.resolve()
-  // Notices queued and not sent yet, by run: a later batch of the run widens its range instead of queueing
-  // a NOTIFY of its own (each is a round trip, and the writer stores a batch per run per turn).
-  const unsent = new Map<string, EventNotice>()
 
   async function catchUp(notice: EventNotice): Promise<void> {
     // A run first heard of mid-way starts at this notice: its earlier events went to subscribers that
@@ -85,40 +83,16 @@ export async function createClusterLiveSource(options: {
     onError: (error) => log.warn('event notifications lost their connection', { error }),
   })
 
+  const stopAnnouncing = notifications.announceRunEvents(EVENTS_CHANNEL, origin)
+
   return {
     publish(batch: LiveBatch) {
+      // The other nodes hear of it from the store's notice of the batch.
       local.publish(batch)
-      const rangeByRun = new Map<string, { fromSeq: number; toSeq: number }>()
-      for (const envelope of batch.envelopes) {
-        const range = rangeByRun.get(envelope.runId)
-        rangeByRun.set(envelope.runId, { fromSeq: range?.fromSeq ?? envelope.seq, toSeq: envelope.seq })
-      }
-      for (const [runId, range] of rangeByRun) {
-        const waiting = unsent.get(runId)
-        if (waiting) {
-          waiting.toSeq = range.toSeq
-          continue
-        }
-        const notice: EventNotice = {
-          origin,
-          userId: batch.userId,
-          conversationId: batch.conversationId,
-          runId,
-          ...range,
-        }
-        unsent.set(runId, notice)
-        // Sent one after another, so a run's notices arrive in the order its batches were stored.
-        sending = sending
-          .then(() => {
-            unsent.delete(runId)
-            return notifications.notify(EVENTS_CHANNEL, JSON.stringify(notice))
-          })
-          .catch((error: unknown) => log.warn('could not notify the other nodes', { error }))
-      }
     },
     listen: (listener) => local.listen(listener),
     async close() {
-      await sending
+      stopAnnouncing()
       await stop()
     },
   }

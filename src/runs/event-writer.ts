@@ -3,8 +3,9 @@
 // and only then is it delivered to subscribers. A reconnecting client or a restarted daemon therefore
 // sees exactly what was shown. A batch is what a run wrote during one turn of the event loop (plus what
 // arrived while the previous batch was being stored): no timer of the writer's stands between a line and
-// its client. (The SQLite store spaces its commits a couple of ms apart while streams keep it busy: the
-// batches of that wait go in one commit, and are delivered once it returns.)
+// its client. (The SQLite store spaces its commits a couple of ms apart while streams keep it busy, and
+// the PostgreSQL store has one INSERT in flight at a time: the batches of that wait go in one commit, and
+// are delivered once it returns.)
 import { rememberEventJson } from '../core/envelope-json.js'
 import type { AgentEvent, EventEnvelope } from '../core/events.js'
 import { PROTOCOL_VERSION } from '../core/events.js'

@@ -15,11 +15,8 @@ import {
   type ProxyRequestsAppender,
 } from './proxy-requests-appender.js'
 import { createPgNotifications, type StoreNotifications } from './pg-notifications.js'
-import {
-  createPostgresRunEventsAppender,
-  createSqliteRunEventsAppender,
-  type RunEventsAppender,
-} from './run-events-appender.js'
+import { createPostgresRunEventsAppender } from './postgres-run-events-appender.js'
+import { createSqliteRunEventsAppender, type RunEventsAppender } from './run-events-appender.js'
 import type { Database } from './schema.js'
 import { createCommitWatch } from './sqlite-commit-watch.js'
 import { createWalCheckpointer } from './wal-checkpointer.js'
@@ -186,15 +183,18 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     })
   }
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const appendRunEvents = createPostgresRunEventsAppender(pool)
   return {
     db,
     engine: 'postgres',
     location,
-    appendRunEvents: createPostgresRunEventsAppender(pool),
+    appendRunEvents,
     appendProxyRequests: createPostgresProxyRequestsAppender(pool),
     // Channels are database-wide: two stores in one database (other search_path) must not hear each other.
-    notifications: createPgNotifications(url, db, await currentSchema(pool)),
+    notifications: createPgNotifications(url, db, await currentSchema(pool), appendRunEvents),
     close: async () => {
+      // Batches waiting for the statement in flight are stored, not failed by an ended pool.
+      await appendRunEvents.settled()
       await db.destroy()
     },
   }

@@ -4,11 +4,18 @@
 import { sql } from 'kysely'
 import type { Kysely } from 'kysely'
 import pg from 'pg'
+import type { PostgresRunEventsAppender } from './postgres-run-events-appender.js'
 import type { Database } from './schema.js'
 
 export interface StoreNotifications {
   /** Sends `payload` (at most ~7900 bytes) on `channel`. */
   notify(channel: string, payload: string): Promise<void>
+  /**
+   * From now on every batch of run events the store appends also sends, in the statement that stores it,
+   * `{origin, userId, conversationId, runId, fromSeq, toSeq}` on `channel` for each run in it; returns
+   * what stops that.
+   */
+  announceRunEvents(channel: string, origin: string): () => void
   /**
    * Calls `onPayload` for each payload on `channel`, in order; `onGap` after a lost connection came back.
    * Resolves once listening; returns the function that stops.
@@ -25,13 +32,20 @@ export interface StoreNotifications {
 
 const MAX_BACKOFF_MS = 10_000
 
-export function createPgNotifications(url: string, db: Kysely<Database>, schema: string): StoreNotifications {
+export function createPgNotifications(
+  url: string,
+  db: Kysely<Database>,
+  schema: string,
+  runEvents: Pick<PostgresRunEventsAppender, 'announce'>,
+): StoreNotifications {
   // One namespace per schema; PostgreSQL keeps the first 63 bytes of a channel name.
   const scoped = (channel: string) => `${channel}.${schema}`.slice(0, 63)
   return {
     async notify(channel, payload) {
       await sql`select pg_notify(${scoped(channel)}, ${payload})`.execute(db)
     },
+
+    announceRunEvents: (channel, origin) => runEvents.announce(scoped(channel), origin),
 
     async listen(unscoped, handlers) {
       const channel = scoped(unscoped)

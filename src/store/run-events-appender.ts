@@ -2,8 +2,9 @@
 // run per tick. Each engine gets one fixed statement, prepared once and reused, whatever the batch size
 // (a multi-row VALUES list would be a new statement for each size, and hits the engines' bound-parameter
 // limits on a burst): on SQLite one prepared INSERT run per row inside one transaction, on PostgreSQL one
-// INSERT … SELECT FROM unnest(arrays) as a named (server-side prepared) statement. The batches of all runs
-// asked for in one turn share that transaction or statement. A batch lands whole or not at all, so the
+// INSERT … SELECT FROM unnest(arrays) as a named (server-side prepared) statement
+// (postgres-run-events-appender.ts). The batches of all runs asked for in one turn share that transaction
+// or statement. A batch lands whole or not at all, so the
 // writer never shows an event that a failed batch did not store.
 //
 // On SQLite a commit costs far more than a row (~85 µs against ~2 µs), so while streams keep the store
@@ -13,7 +14,6 @@
 // so the wait adds to the latency of a busy stream (at most the interval), never to what a crash can lose.
 import type SqliteDatabase from 'better-sqlite3'
 import type { Kysely } from 'kysely'
-import type pg from 'pg'
 import type { EventEnvelope } from '../core/events.js'
 import type { Database } from './schema.js'
 
@@ -35,7 +35,8 @@ export interface SqliteRunEventsAppender extends RunEventsAppender {
   commitWaiting(): Promise<void>
 }
 
-interface AppendRequest {
+/** One batch asked for, and what settles its promise once it is stored (or not). */
+export interface AppendRequest {
   envelopes: readonly EventEnvelope[]
   data: readonly string[]
   resolve: () => void
@@ -140,51 +141,4 @@ export function createSqliteRunEventsAppender(
     await draining
   }
   return append
-}
-
-const POSTGRES_APPEND = {
-  name: 'hangar_append_run_events',
-  text:
-    'INSERT INTO run_events (run_id, seq, ts, type, data) ' +
-    'SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[])',
-}
-
-export function createPostgresRunEventsAppender(pool: pg.Pool): RunEventsAppender {
-  // One statement is one implicit transaction: all its rows or none.
-  const insert = async (requests: readonly AppendRequest[]) => {
-    const runIds: string[] = []
-    const seqs: number[] = []
-    const timestamps: string[] = []
-    const types: string[] = []
-    const data: string[] = []
-    for (const request of requests) {
-      for (let index = 0; index < request.envelopes.length; index++) {
-        const envelope = request.envelopes[index]!
-        runIds.push(envelope.runId)
-        seqs.push(envelope.seq)
-        timestamps.push(envelope.ts)
-        types.push(envelope.type)
-        data.push(request.data[index]!)
-      }
-    }
-    await pool.query({ ...POSTGRES_APPEND, values: [runIds, seqs, timestamps, types, data] })
-  }
-  // As on SQLite: the batches of one turn go in one statement; should it fail, each is retried alone.
-  let pending: AppendRequest[] = []
-  const drain = async () => {
-    const requests = pending
-    pending = []
-    try {
-      await insert(requests)
-      for (const request of requests) request.resolve()
-    } catch (error) {
-      if (requests.length === 1) return requests[0]!.reject(error)
-      await Promise.all(requests.map((request) => insert([request]).then(request.resolve, request.reject)))
-    }
-  }
-  return (envelopes, data) =>
-    new Promise<void>((resolve, reject) => {
-      pending.push({ envelopes, data, resolve, reject })
-      if (pending.length === 1) queueMicrotask(() => void drain())
-    })
 }
