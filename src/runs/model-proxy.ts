@@ -16,7 +16,7 @@ import {
   resolveFeedManifest,
   type ResolvedFeed,
 } from '../feeds/index.js'
-import { preloadUpstreamClient, STAND_IN_KEY } from '../proxy/forward-upstream.js'
+import { STAND_IN_KEY } from '../proxy/forward-upstream.js'
 import { costOf } from '../proxy/pricing.js'
 import { createProxyHandler, type ProxiedRequest, type ProxySession } from '../proxy/proxy-handler.js'
 import type { UrlFamily } from '../proxy/proxy-errors.js'
@@ -377,8 +377,6 @@ export function createModelProxy(options: {
     /** Where the proxy is served (the daemon's URL, or `hangar run`'s own listener); unset = no proxy. */
     setBaseUrl(url: string | undefined) {
       baseUrl = url?.replace(/\/+$/, '')
-      // Served from now on: its upstream client loads in the background, so no request waits for it.
-      if (baseUrl) preloadUpstreamClient().catch(() => {})
     },
     get baseUrl() {
       return baseUrl
