@@ -293,7 +293,6 @@ function forwardWith(Agent: typeof UndiciAgent, input: ForwardInput): Promise<Fo
     // (undici's own deadlines take over from there: response headers, then each body chunk.)
     const connectTimer = setTimeout(() => {
       timedOut = 'connect'
-      controller?.abort(new Error('upstream connect timeout'))
       abandon(new Error('upstream connect timeout'))
     }, input.timeouts.connectMs)
     // Aborted before it reached a connection: undici is told when it hands the request one.
