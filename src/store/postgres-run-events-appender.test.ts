@@ -3,24 +3,12 @@
 // one fails alone. When announcing, the statement also notifies each run it stored, with its range.
 import pg from 'pg'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { runEventBatch as batch } from '../../test/helpers/run-event-batch.js'
 import { freshPostgresUrl, makeTempDir } from '../../test/helpers/store-engines.js'
-import type { EventEnvelope } from '../core/events.js'
 import { createPostgresRunEventsAppender } from './postgres-run-events-appender.js'
 import { openStore } from './store.js'
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
-
-function batch(runId: string, fromSeq: number, count: number) {
-  const envelopes: EventEnvelope[] = Array.from({ length: count }, (_, index) => ({
-    v: 1,
-    runId,
-    seq: fromSeq + index,
-    ts: '2026-01-01T00:00:00.000Z',
-    type: 'text-delta',
-    text: `#${fromSeq + index}`,
-  }))
-  return [envelopes, envelopes.map((envelope) => JSON.stringify({ text: `#${envelope.seq}` }))] as const
-}
 
 /** Whether `promise` has settled by now (after a few turns), without waiting for it. */
 async function settled(promise: Promise<unknown>): Promise<boolean> {

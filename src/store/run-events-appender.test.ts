@@ -4,24 +4,12 @@
 import type SqliteDatabase from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { EventEnvelope } from '../core/events.js'
+import { runEventBatch as batch } from '../../test/helpers/run-event-batch.js'
 import { createSqliteRunEventsAppender } from './run-events-appender.js'
 import type { Database } from './schema.js'
 import { openSqliteFile } from './sqlite-driver.js'
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
-
-function batch(runId: string, fromSeq: number, count: number) {
-  const envelopes: EventEnvelope[] = Array.from({ length: count }, (_, index) => ({
-    v: 1,
-    runId,
-    seq: fromSeq + index,
-    ts: '2026-01-01T00:00:00.000Z',
-    type: 'text-delta',
-    text: `#${fromSeq + index}`,
-  }))
-  return [envelopes, envelopes.map((envelope) => JSON.stringify({ text: `#${envelope.seq}` }))] as const
-}
 
 describe('SQLite run event commits', () => {
   let sqlite: SqliteDatabase.Database
