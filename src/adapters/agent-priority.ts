@@ -15,11 +15,31 @@ export function agentNiceness(daemon: number): number {
   return Math.min(NICEST, daemon + AGENT_NICENESS_OFFSET)
 }
 
-/** A process's autogroup (`/autogroup-85 nice 0`): its name and nice, if the kernel has autogroups. */
-export function autogroupOf(pid: number | 'self'): { name: string; nice: number } | undefined {
+/** The scheduling group a process is in: an autogroup, or the root group its session never left. */
+export interface Autogroup {
+  name: string
+  nice: number
+}
+
+/**
+ * The root task group: the kernel prints nothing for a process that is in no autogroup of its own (one whose
+ * session descends from init's without a setsid, as a daemon started straight by a container's init is).
+ * Such a process competes at its own niceness against every autogroup, as a group of nice 0 would.
+ */
+export const ROOT_GROUP: Autogroup = { name: '/', nice: 0 }
+
+/** Parses /proc/<pid>/autogroup (`/autogroup-85 nice 0`, or nothing for the root group). */
+export function parseAutogroup(text: string): Autogroup | undefined {
+  const trimmed = text.trim()
+  if (trimmed === '') return ROOT_GROUP
+  const match = /^(\S+) nice (-?\d+)$/.exec(trimmed)
+  return match ? { name: match[1]!, nice: Number(match[2]) } : undefined
+}
+
+/** A process's scheduling group, if the kernel has autogroups. */
+export function autogroupOf(pid: number | 'self'): Autogroup | undefined {
   try {
-    const [name = '', , nice] = readFileSync(`/proc/${pid}/autogroup`, 'utf8').trim().split(' ')
-    return { name, nice: Number(nice) }
+    return parseAutogroup(readFileSync(`/proc/${pid}/autogroup`, 'utf8'))
   } catch {
     return undefined
   }
@@ -45,8 +65,8 @@ export function lowerAgentPriority(pid: number): void {
   }
   const group = autogroupOf(pid)
   const own = autogroupOf('self')
-  // Never the daemon's own group: that would lower the daemon itself.
-  if (!group || !own || group.name === own.name) return
+  // Never the daemon's own group (that would lower the daemon itself), nor the root group (no nice of its own).
+  if (!group || !own || group.name === own.name || group.name === ROOT_GROUP.name) return
   try {
     writeFileSync(`/proc/${pid}/autogroup`, String(agentNiceness(own.nice)))
   } catch {

@@ -11,7 +11,10 @@ import path from 'node:path'
 
 export const SSHD_PATH = '/usr/sbin/sshd'
 
-const READY_TIMEOUT_MS = 10_000
+// sshd answers a first `ssh … true` in about 0.1 s alone, but a loaded CI machine (Chromium and agent CLIs
+// beside it on two cores) has taken over 5 s for one: a probe gets 15 s, the server 40 s in all.
+const READY_TIMEOUT_MS = 40_000
+const PROBE_TIMEOUT_MS = 15_000
 const BIND_ATTEMPTS = 5
 
 /**
@@ -243,9 +246,12 @@ function sshTrue(probe) {
     execFile(
       'ssh',
       [...args, `${probe.user}@127.0.0.1`, 'true'],
-      { timeout: 5_000 },
-      (error, _stdout, stderr) =>
-        resolve(error ? (stderr.trim() || error.message).split('\n').slice(-1)[0] : null),
+      { timeout: PROBE_TIMEOUT_MS },
+      (error, _stdout, stderr) => {
+        if (!error) return resolve(null)
+        if (error.killed) return resolve(`no answer within ${PROBE_TIMEOUT_MS} ms`)
+        resolve((stderr.trim() || error.message.trim()).split('\n').slice(-1)[0] ?? error.message)
+      },
     )
   })
 }
