@@ -136,7 +136,8 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck()
   const commits = createCommitWatch(file, () => dataVersion.get() as number)
-  // Run events are what fills the WAL: from the first commit of them on, a worker checkpoints it.
+  // Run events and the proxy's request log are what fill the WAL: from the first commit of either on, a
+  // worker checkpoints it (a daemon that only proxies would otherwise checkpoint on its own thread).
   const checkpointer = createWalCheckpointer(file, sqlite)
   const appendRunEvents = createSqliteRunEventsAppender(db, sqlite, { afterCommit: checkpointer.start })
   return {
@@ -144,7 +145,7 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
     engine: 'sqlite',
     location: file,
     appendRunEvents,
-    appendProxyRequests: createSqliteProxyRequestsAppender(db, sqlite),
+    appendProxyRequests: createSqliteProxyRequestsAppender(db, sqlite, { afterCommit: checkpointer.start }),
     writesByOthers: commits.writesByOthers,
     close: async () => {
       commits.close()

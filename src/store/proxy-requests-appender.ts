@@ -82,6 +82,7 @@ const ADD_SPEND =
 export function createSqliteProxyRequestsAppender(
   db: Kysely<Database>,
   sqlite: SqliteDatabase.Database,
+  options: { afterCommit?: () => void } = {},
 ): ProxyRequestsAppender {
   // Prepared on first use: the table exists only once the migrations have run.
   let insertAll: ((rows: readonly ProxyRequestsTable[]) => void) | undefined
@@ -125,6 +126,7 @@ export function createSqliteProxyRequestsAppender(
       insertAll ??= prepare()
       insertAll(rows)
     })
+    options.afterCommit?.()
   }
 }
 
