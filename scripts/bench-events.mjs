@@ -91,7 +91,7 @@ async function parseAndPersist(modules, store, adapterId, lines, runCount, label
   }
 }
 
-async function benchPersist(root, engine) {
+export async function benchPersist(root, engine) {
   const { createDefaultAdapterRegistry } = await import(
     path.join(root, 'dist/src/adapters/default-adapters.js')
   )
