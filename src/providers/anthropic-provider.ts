@@ -1,12 +1,9 @@
 // The Anthropic client of the built-in agent, on the official SDK. The SDK does the HTTP and SSE
 // framing; translation lives in to-anthropic-request.ts and read-anthropic-stream.ts. Retries are off:
 // the loop decides, from `retryable` on the errors thrown here.
-import Anthropic, {
-  APIConnectionError,
-  APIConnectionTimeoutError,
-  APIError,
-  APIUserAbortError,
-} from '@anthropic-ai/sdk'
+// The SDK is about 300 modules (OpenTelemetry's API with it), a fifth of all a daemon would load at
+// start-up: it is loaded on a first request of the built-in agent to Anthropic instead.
+import type AnthropicSdk from '@anthropic-ai/sdk'
 import { AppError, isAppError } from '../core/errors.js'
 import { generateFromStream } from './generate-from-stream.js'
 import {
@@ -24,14 +21,24 @@ import type { LlmClient, LlmRequest, LlmStreamEvent, ProviderOptions } from './t
 
 const PROVIDER = 'anthropic'
 
-/**
- * Without an explicit key the SDK would look for one in the environment and in profile files on disk;
- * the key must come from our vault or our proxy only, so that search is switched off.
- */
-class IsolatedAnthropic extends Anthropic {
-  protected override _shouldResolveDefaultCredentials(): boolean {
-    return false
-  }
+type Sdk = typeof import('@anthropic-ai/sdk')
+
+let loading: Promise<{ sdk: Sdk; Client: typeof AnthropicSdk }> | undefined
+
+function loadSdk() {
+  loading ??= import('@anthropic-ai/sdk').then((sdk) => {
+    /**
+     * Without an explicit key the SDK would look for one in the environment and in profile files on disk;
+     * the key must come from our vault or our proxy only, so that search is switched off.
+     */
+    class IsolatedAnthropic extends sdk.default {
+      protected override _shouldResolveDefaultCredentials(): boolean {
+        return false
+      }
+    }
+    return { sdk, Client: IsolatedAnthropic }
+  })
+  return loading
 }
 
 /** The SDK would follow a redirect with the key attached; `manual` turns it into a 3xx error instead. */
@@ -39,7 +46,13 @@ function withoutRedirects(baseFetch: typeof fetch): typeof fetch {
   return (input, init) => baseFetch(input, { ...init, redirect: 'manual' })
 }
 
-function toAppError(error: unknown, signal: AbortSignal | undefined, apiKey: string | undefined): AppError {
+function toAppError(
+  sdk: Sdk,
+  error: unknown,
+  signal: AbortSignal | undefined,
+  apiKey: string | undefined,
+): AppError {
+  const { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } = sdk
   // First: an aborted SDK stream ends quietly, which the reader reports as truncated.
   if (signal?.aborted) return abortedError(PROVIDER, signal)
   if (isAppError(error)) return error
@@ -75,26 +88,32 @@ function toAppError(error: unknown, signal: AbortSignal | undefined, apiKey: str
 }
 
 export function createAnthropicProvider(options: ProviderOptions): LlmClient {
-  const client = new IsolatedAnthropic({
-    // `null` (not undefined) keeps the SDK from reading ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN.
-    apiKey: options.apiKey ?? null,
-    authToken: null,
-    baseURL: options.baseURL,
-    fetch: withoutRedirects(options.fetch ?? fetch),
-    maxRetries: 0,
-    logLevel: 'off',
-    // A keyless endpoint (our proxy swaps the key in) must say so, or the SDK refuses to send.
-    defaultHeaders: { ...options.headers, ...(options.apiKey === undefined ? { authorization: null } : {}) },
-  })
+  let client: AnthropicSdk | undefined
+  const clientOf = (Client: typeof AnthropicSdk) =>
+    (client ??= new Client({
+      // `null` (not undefined) keeps the SDK from reading ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN.
+      apiKey: options.apiKey ?? null,
+      authToken: null,
+      baseURL: options.baseURL,
+      fetch: withoutRedirects(options.fetch ?? fetch),
+      maxRetries: 0,
+      logLevel: 'off',
+      // A keyless endpoint (our proxy swaps the key in) must say so, or the SDK refuses to send.
+      defaultHeaders: {
+        ...options.headers,
+        ...(options.apiKey === undefined ? { authorization: null } : {}),
+      },
+    }))
 
   async function* stream(request: LlmRequest): AsyncGenerator<LlmStreamEvent> {
     requireValidHistory(request.messages, PROVIDER)
     const params = toAnthropicRequest(request)
+    const { sdk, Client } = await loadSdk()
     try {
-      const events = await client.messages.create(params, { signal: request.signal })
+      const events = await clientOf(Client).messages.create(params, { signal: request.signal })
       yield* readAnthropicStream(events)
     } catch (error) {
-      throw toAppError(error, request.signal, options.apiKey)
+      throw toAppError(sdk, error, request.signal, options.apiKey)
     }
   }
 
