@@ -1,9 +1,19 @@
 // The HTTP request of one Web Push delivery, built by the `web-push` library: the payload encrypted for
 // the subscription (aes128gcm, RFC 8291) and a VAPID JWT signed with the instance's key pair (RFC 8292).
 // It is sent by the same guarded connection as webhooks, so a push endpoint follows the same address rule.
-import webpush from 'web-push'
+import { createRequire } from 'node:module'
+import type WebPush from 'web-push'
 import type { NotificationPayload } from './notification-events.js'
 import type { OutgoingRequest } from './webhook-request.js'
+
+const require = createRequire(import.meta.url)
+let loaded: typeof WebPush | undefined
+
+/** web-push and its JWT and ASN.1 dependencies (some thirty modules) load on first use, not at start-up. */
+function webpush(): typeof WebPush {
+  loaded ??= require('web-push') as typeof WebPush
+  return loaded
+}
 
 export interface VapidKeyPair {
   publicKey: string
@@ -17,7 +27,7 @@ export interface PushSubscriptionKeys {
 }
 
 export function generateVapidKeys(): VapidKeyPair {
-  return webpush.generateVAPIDKeys()
+  return webpush().generateVAPIDKeys()
 }
 
 /** How long a push service keeps an undelivered message (the device is offline). */
@@ -40,7 +50,7 @@ export function webPushRequest(options: {
     event: options.payload.event,
     delivery: options.deliveryId,
   })
-  const details = webpush.generateRequestDetails(
+  const details = webpush().generateRequestDetails(
     { endpoint: options.endpoint, keys: options.keys },
     message,
     {

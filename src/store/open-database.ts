@@ -7,13 +7,14 @@ import { access, mkdir } from 'node:fs/promises'
 import path from 'node:path'
 import type SqliteDatabase from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
-import pg from 'pg'
+import type pg from 'pg'
 import { AppError } from '../core/errors.js'
 import {
   createPostgresProxyRequestsAppender,
   createSqliteProxyRequestsAppender,
   type ProxyRequestsAppender,
 } from './proxy-requests-appender.js'
+import { pgDriver } from './pg-driver.js'
 import { createPgNotifications, type StoreNotifications } from './pg-notifications.js'
 import { createPostgresRunEventsAppender } from './postgres-run-events-appender.js'
 import { createSqliteRunEventsAppender, type RunEventsAppender } from './run-events-appender.js'
@@ -165,7 +166,7 @@ async function currentSchema(pool: pg.Pool): Promise<string> {
 async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   if (!URL.canParse(url)) throw invalidUrl(url, 'expected postgres://user:password@host:5432/dbname')
   const location = redactDatabaseUrl(url)
-  const pool = new pg.Pool({
+  const pool = new (pgDriver().Pool)({
     connectionString: url,
     max: options.poolSize ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,

@@ -3,7 +3,8 @@
 // when it drops, it reconnects with backoff and reports a gap (what was sent meanwhile is lost to it).
 import { sql } from 'kysely'
 import type { Kysely } from 'kysely'
-import pg from 'pg'
+import type pg from 'pg'
+import { pgDriver } from './pg-driver.js'
 import type { PostgresRunEventsAppender } from './postgres-run-events-appender.js'
 import type { Database } from './schema.js'
 
@@ -55,7 +56,7 @@ export function createPgNotifications(
       let retry: NodeJS.Timeout | undefined
 
       const connect = async (): Promise<void> => {
-        const next = new pg.Client({ connectionString: url })
+        const next = new (pgDriver().Client)({ connectionString: url })
         next.on('notification', (message) => {
           if (message.channel === channel) handlers.onPayload(message.payload ?? '')
         })
@@ -70,7 +71,7 @@ export function createPgNotifications(
         next.on('error', lost)
         next.on('end', () => lost())
         await next.connect()
-        await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`)
+        await next.query(`LISTEN ${pgDriver().escapeIdentifier(channel)}`)
         client = next
         backoffMs = 250
       }

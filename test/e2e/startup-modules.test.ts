@@ -1,6 +1,7 @@
-// What `hangar up` loads before it listens. The SDKs that only some requests need — the Anthropic SDK of the
-// built-in agent (with OpenTelemetry's API, some 300 modules) and the MCP SDK (with its schema validators)
-// — are loaded on first use, not by every daemon's start-up.
+// What `hangar up` loads before it listens. What only some requests or stores need — the Anthropic SDK of
+// the built-in agent (with OpenTelemetry's API, some 300 modules), the MCP SDK (with its schema
+// validators), web-push (with its JWT and ASN.1 code) and, on SQLite, the PostgreSQL driver — is loaded
+// on first use, not by every daemon's start-up.
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -26,7 +27,7 @@ describe('daemon start-up', () => {
     daemon = undefined
   })
 
-  it('loads the Anthropic and MCP SDKs only once a request needs them', async () => {
+  it('loads the SDKs, web-push and the PostgreSQL driver only once something needs them', async () => {
     const dataDir = await makeTempDir()
     const logFile = path.join(await makeTempDir(), 'modules.log')
     daemon = await startDaemon(['--data-dir', dataDir], {
@@ -38,6 +39,10 @@ describe('daemon start-up', () => {
     expect(await loaded('kysely')).toBe(true)
     expect(await loaded('@anthropic-ai/sdk')).toBe(false)
     expect(await loaded('@modelcontextprotocol/sdk')).toBe(false)
+    expect(await loaded('web-push')).toBe(false)
+    expect(await loaded('pg')).toBe(false)
+    // The hook sees CommonJS modules too: the SQLite driver (the one for this Node) is one.
+    expect((await loaded('better-sqlite3')) || (await loaded('better-sqlite3-node-api'))).toBe(true)
 
     // The first MCP request loads its SDK, and is answered.
     const pat = await createToken(daemon.url, await readDaemonToken(dataDir), 'mcp')
