@@ -1,9 +1,13 @@
 // The loopback OpenSSH server the remote-execution suites run against: key login as the current user
-// with only the generated config, stdin passing through, concurrent sessions, and a clean stop().
+// with only the generated config, stdin passing through, concurrent sessions, and a clean stop() that
+// lets sessions run their exit traps.
 import { spawn } from 'node:child_process'
-import { readdir, readFile } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import net from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { startSshd, type TestSshd } from '../helpers/sshd.js'
 
 function ssh(
@@ -109,5 +113,19 @@ describe('startSshd', () => {
     expect(await childrenOf(own.pid)).toEqual([])
     expect(await processesRunning(`sleep\0${marker}`)).toEqual([])
     expect((await session).code).not.toBe(0)
+  })
+
+  it("lets a session's shell run its exit trap when it stops, so no lock of the user's rc files stays behind", async () => {
+    // pyenv's rehash (in root's .bashrc on these machines) holds a lock file it removes in an EXIT trap;
+    // a shell killed outright left it, and every later SSH session waited 60 s for it.
+    const own = await startSshd()
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'hangar-sshd-trap-'))
+    const lock = path.join(dir, 'lock')
+    const session = ssh(own, `trap 'rm -f ${lock}' EXIT; touch ${lock}; sleep 60`)
+    await vi.waitFor(() => expect(existsSync(lock)).toBe(true), { timeout: 20_000, interval: 50 })
+    await own.stop()
+    expect(existsSync(lock)).toBe(false)
+    expect((await session).code).not.toBe(0)
+    await rm(dir, { recursive: true, force: true })
   })
 })

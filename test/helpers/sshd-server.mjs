@@ -3,7 +3,7 @@
 // A missing /usr/sbin/sshd is a failure, never a skip: `.ci/run` installs Debian's openssh-server.
 // Plain JS so node can import it from scripts/*.mjs; types in sshd-server.d.mts, tests use ./sshd.ts.
 import { execFile, spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import net from 'node:net'
 import os from 'node:os'
@@ -302,9 +302,15 @@ function signal(pid, name) {
   }
 }
 
+/** How long the sessions of a stopping sshd get to run their exit handlers before SIGKILL. */
+const TERM_GRACE_MS = 3_000
+
 /**
  * Kills sshd and all its descendants. The tree is frozen first (SIGSTOP, repeated until no new process
- * shows up) so nothing forks while it is collected; then everything gets SIGKILL.
+ * shows up) so nothing forks while it is collected. Then its sessions get SIGTERM (and SIGCONT to act on
+ * it), and SIGKILL only if they are still there after a grace period: a shell killed outright skips its
+ * exit traps, and one that was in the login user's rc files can leave a lock behind for good (pyenv's
+ * rehash, in root's .bashrc on these machines, then makes every later SSH session wait 60 s for it).
  * @param {import('node:child_process').ChildProcess} child
  * @returns {Promise<void>}
  */
@@ -322,7 +328,24 @@ async function killTree(child) {
     if (found.length === tree.length && found.every((member) => tree.includes(member))) break
     tree = found
   }
+  for (const member of tree) signal(member, 'SIGTERM')
+  for (const member of tree) signal(member, 'SIGCONT')
+  const deadline = Date.now() + TERM_GRACE_MS
+  while (tree.some(alive) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
   for (const member of tree) signal(member, 'SIGKILL')
   signal(pid, 'SIGKILL')
   await exited
+}
+
+/**
+ * A process that has not ended (a zombie has: it only waits for its parent to collect it).
+ * @param {number} pid
+ */
+function alive(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
+  } catch {
+    return false
+  }
 }
