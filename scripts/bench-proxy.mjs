@@ -150,28 +150,6 @@ async function latencies(target, body, count, pick) {
   return samples
 }
 
-/**
- * Sequential latencies of every target, a request to each in turn (`count` each): on a shared machine a
- * slow spell (another process, the hypervisor taking the CPU) then falls on every target alike, rather
- * than on whichever target's slice it came in, and the tails compare target to target. A target that fails
- * is reported (Portkey 1.15.2 answers streams with 500 on Node 20), not fatal, and left out from then on.
- */
-async function interleavedLatencies(targets, body, count, pick) {
-  const samples = new Map(targets.map(([name]) => [name, []]))
-  const failed = new Map()
-  for (let index = 0; index < count; index++) {
-    for (const [name, target] of targets) {
-      if (failed.has(name)) continue
-      try {
-        samples.get(name).push((await timedRequest(target.url, clientHeaders(target), body))[pick])
-      } catch (error) {
-        failed.set(name, { error: error.message })
-      }
-    }
-  }
-  return new Map(targets.map(([name]) => [name, failed.get(name) ?? samples.get(name)]))
-}
-
 /** Requests done and CPU seconds used by `target` in `seconds` of `concurrency` clients. */
 async function load(target, body, seconds, concurrency) {
   const headers = clientHeaders(target)
@@ -237,9 +215,17 @@ export async function benchProxy({ samples = 2000, seconds = 10 } = {}) {
       await latencies(target, small, 200, 1)
       if (target.pid) await load(target, small, seconds / 2, 16)
     })
-    const smallRuns = await interleavedLatencies(targets, small, samples, 1)
-    const largeRuns = await interleavedLatencies(targets, large, Math.round(samples / 5), 1)
-    const firstByteRuns = await interleavedLatencies(targets, streamed, samples, 0)
+    // Latencies a request to each target in turn (a slice of one): a slow spell of a shared machine (another
+    // process, the hypervisor taking the CPU) falls on every target alike, and the tails compare.
+    const latency = (body, count, pick) =>
+      inTurns(
+        targets,
+        count,
+        async (target) => (await timedRequest(target.url, clientHeaders(target), body))[pick],
+      )
+    const smallRuns = await latency(small, samples, 1)
+    const largeRuns = await latency(large, Math.round(samples / 5), 1)
+    const firstByteRuns = await latency(streamed, samples, 0)
     const loaded = targets.filter(([, target]) => target.pid)
     const loadRuns = await inTurns(loaded, rounds, (target) => load(target, small, seconds / rounds, 16))
     const results = {}
