@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from 'vitest'
 import { groupAlive } from '../../src/adapters/supervisor.js'
 import { type MockModelServer, startMockModelServer } from '../fixtures/mock-model-server.js'
 import { cleanEnv, type RunningDaemon, startDaemon } from '../helpers/hangar-cli.js'
@@ -99,6 +99,8 @@ describe('several daemons sharing one PostgreSQL', () => {
   async function api<T>(node: string, method: string, route: string, body?: unknown) {
     const response = await fetch(`${daemons.get(node)!.url}${route}`, {
       method,
+      // A daemon that stops answering fails the test here, with its log, rather than at the test's timeout.
+      signal: AbortSignal.timeout(20_000),
       headers: {
         authorization: `Bearer ${tokens.get(node)}`,
         ...(body !== undefined && { 'content-type': 'application/json' }),
@@ -151,6 +153,16 @@ describe('several daemons sharing one PostgreSQL', () => {
     databaseUrl = await freshPostgresUrl()
     for (const node of NODES) await start(node)
   }, 90_000)
+
+  // What each daemon logged, when a test fails: the one record of what went on inside them.
+  beforeEach(() => {
+    onTestFailed(() => {
+      for (const [node, daemon] of daemons)
+        console.error(
+          `--- ${node} (pid ${daemon.child.pid}) stderr, last 4000 characters:\n${daemon.stderr().slice(-4000)}`,
+        )
+    })
+  })
 
   afterAll(async () => {
     for (const daemon of daemons.values()) await daemon.stop()
@@ -288,7 +300,8 @@ describe('several daemons sharing one PostgreSQL', () => {
       prompt: 'HANG=1 FILE=hang.txt',
     })
     const runId = submitted.json.id
-    await waitForRuns('n1', [runId], (run) => run.status === 'running', 30_000)
+    const [started] = await waitForRuns('n1', [runId], (run) => run.status === 'running', 30_000)
+    expect(started).toMatchObject({ status: 'running', owner: { node: 'n4' } })
     // A client on n1 follows the run; then n4 dies without a word.
     const following = fetch(`${daemons.get('n1')!.url}/api/runs/${runId}/events`, {
       headers: { authorization: `Bearer ${tokens.get('n1')}` },
@@ -301,7 +314,12 @@ describe('several daemons sharing one PostgreSQL', () => {
     daemons.delete('n4')
     const [ended] = await waitForRuns('n1', [runId], (run) => run.status === 'interrupted', 30_000)
     expect(ended?.reason).toBe('node n4 stopped answering (no heartbeat for 2 s)')
-    const { envelopes } = await following
+    const { envelopes } = await Promise.race([
+      following,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`n1's event stream of ${runId} did not end`)), 15_000).unref(),
+      ),
+    ])
     expect(envelopes.map((envelope) => envelope.seq)).toEqual(
       Array.from({ length: envelopes.length }, (_, index) => index + 1),
     )

@@ -1,8 +1,9 @@
 // Runs the built `hangar` binary as a user would (npm test builds it first).
-import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { existsSync, readFileSync, readlinkSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
+import type { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 
 export const HANGAR_BIN = path.resolve(
@@ -77,6 +78,62 @@ export interface RunningDaemon {
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
 
+/** How long a daemon's stdout and stderr may stay open after it exited (its own buffers draining). */
+const OUTPUT_CLOSE_MS = 10_000
+
+/**
+ * The daemon's exit code once its stdout and stderr are closed too. A process it started that still holds
+ * them would keep that from ever happening: that fails here, naming the process, instead of hanging.
+ */
+export async function outputClosed(
+  child: ChildProcess,
+  closed: Promise<number | null>,
+  graceMs = OUTPUT_CLOSE_MS,
+): Promise<number | null> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), graceMs)
+  })
+  const outcome = await Promise.race([closed, late])
+  clearTimeout(timer)
+  if (outcome !== 'late') return outcome
+  const holders = [child.stdout, child.stderr].flatMap((stream) => pipeHolders(stream))
+  child.stdout?.destroy()
+  child.stderr?.destroy()
+  throw new Error(
+    `daemon ${child.pid} exited, but its output stayed open for ${graceMs / 1000} s; held by: ${holders.join('; ') || 'no process found'}`,
+  )
+}
+
+/**
+ * The processes (pid and command line) that hold the other end of a child's output. Node's stdio pipes
+ * are socket pairs, whose ends have inodes of their own: `ss` tells which socket is our end's peer.
+ */
+function pipeHolders(stream: Readable | null): string[] {
+  const fd = (stream as unknown as { _handle?: { fd?: number } } | null)?._handle?.fd
+  if (fd === undefined || fd < 0) return []
+  try {
+    const inode = /socket:\[(\d+)\]/.exec(readlinkSync(`/proc/self/fd/${fd}`))?.[1]
+    if (!inode) return []
+    const sockets = execFileSync('ss', ['-xpn'], { encoding: 'utf8' }).split('\n')
+    // "u_str ESTAB 0 0 * <inode> * <peer inode> users:(("sleep",pid=1881,fd=1))"
+    const pids = sockets
+      .filter((line) => line.split(/\s+/)[7] === inode)
+      .flatMap((line) => [...line.matchAll(/pid=(\d+)/g)].map((match) => match[1]!))
+    return [...new Set(pids)].map((pid) => `${pid} ${commandLine(pid)}`)
+  } catch {
+    return []
+  }
+}
+
+function commandLine(pid: string): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim().slice(0, 200)
+  } catch {
+    return '(gone)'
+  }
+}
+
 /** Starts `hangar up --port 0 …` and resolves once it prints its URL. */
 export function startDaemon(args: string[], options: CliOptions = {}): Promise<RunningDaemon> {
   if (options.bin === undefined) assertBuilt()
@@ -90,6 +147,7 @@ export function startDaemon(args: string[], options: CliOptions = {}): Promise<R
     let stdout = ''
     let stderr = ''
     const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)))
+    const died = new Promise<void>((done) => child.on('exit', () => done()))
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
       reject(new Error(`daemon did not start in time\nstdout: ${stdout}\nstderr: ${stderr}`))
@@ -111,7 +169,8 @@ export function startDaemon(args: string[], options: CliOptions = {}): Promise<R
           stderr: () => stderr,
           stop: async (signal = 'SIGTERM') => {
             if (child.exitCode === null && child.signalCode === null) child.kill(signal)
-            return exited
+            await died
+            return outputClosed(child, exited)
           },
         })
       }
