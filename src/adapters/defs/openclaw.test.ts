@@ -15,6 +15,7 @@ import {
   OPENCLAW_CONFIG_FILE,
   OPENCLAW_PROMPT_FILE,
   openclawAdapter,
+  openclawCompileCacheDirectory,
   openclawSessionId,
   openclawStateDirectory,
   resolveOpenclawExecutable,
@@ -53,6 +54,7 @@ describe('openclawAdapter', () => {
       OPENCLAW_STATE_DIR: openclawStateDirectory(input.home, sessionId),
       OPENCLAW_CONFIG_PATH: `${input.runDir}/${OPENCLAW_CONFIG_FILE}`,
       TMPDIR: `${input.runDir}/tmp`,
+      NODE_COMPILE_CACHE: openclawCompileCacheDirectory(input.home),
     })
     expect(plan.files.find((file) => file.path.endsWith(OPENCLAW_PROMPT_FILE))?.content).toBe(input.prompt)
     expect(configOf(plan)).toMatchObject({
@@ -60,6 +62,16 @@ describe('openclawAdapter', () => {
       tools: { profile: 'coding', fs: { workspaceOnly: true }, exec: { mode: 'full' } },
     })
     expectPlanInvariants(plan, input)
+  })
+
+  it('keeps its compile cache in the home across runs, unless the environment chose otherwise', () => {
+    const cache = (env: Record<string, string>) =>
+      openclawAdapter.buildLaunch(launchInput({ executable, env })).env.NODE_COMPILE_CACHE
+    const home = launchInput({ executable }).home
+    expect(cache({})).toBe(openclawCompileCacheDirectory(home))
+    expect(openclawCompileCacheDirectory(home).startsWith(`${home}/`)).toBe(true)
+    expect(cache({ NODE_COMPILE_CACHE: '/var/cache/node' })).toBe('/var/cache/node')
+    expect(cache({ NODE_DISABLE_COMPILE_CACHE: '1' })).toBeUndefined()
   })
 
   it('resumes by reusing the session id, and so the same state dir', () => {
