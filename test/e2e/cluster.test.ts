@@ -147,7 +147,9 @@ describe('several daemons sharing one PostgreSQL', () => {
         'agents:',
         '  fast: { adapter: cursor-agent, concurrency: 3 }',
         '  slow: { adapter: cursor-agent, concurrency: 2 }',
-        'server: { maxConcurrentRuns: 4, heartbeatMs: 250, leaseMs: 1500 }',
+        // A lease of twenty beats: a node that is only slow (two loaded cores, twenty agents starting, a busy
+        // PostgreSQL) misses several beats in a row, and must not be taken for dead (1.5 s was not enough).
+        'server: { maxConcurrentRuns: 4, heartbeatMs: 250, leaseMs: 5000 }',
       ].join('\n'),
     )
     databaseUrl = await freshPostgresUrl()
@@ -313,7 +315,7 @@ describe('several daemons sharing one PostgreSQL', () => {
     await daemon.stop()
     daemons.delete('n4')
     const [ended] = await waitForRuns('n1', [runId], (run) => run.status === 'interrupted', 30_000)
-    expect(ended?.reason).toBe('node n4 stopped answering (no heartbeat for 2 s)')
+    expect(ended?.reason).toBe('node n4 stopped answering (no heartbeat for 5 s)')
     const { envelopes } = await Promise.race([
       following,
       new Promise<never>((_, reject) =>
