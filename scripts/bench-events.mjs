@@ -171,7 +171,7 @@ async function streamLatency(root, engine, concurrentRuns) {
   for (const name of Object.keys(env)) if (name.startsWith('HANGAR_')) delete env[name]
   const schema = engine === 'postgres' ? await freshSchema('hangar_bench_events') : undefined
   if (schema) env.HANGAR_DATABASE_URL = schema.url
-  const bin = path.join(root, 'dist/src/bin/hangar.js')
+  const bin = path.join(root, 'dist/bin/hangar.js')
   const daemon = await startDaemon(bin, path.join(scratch, 'data'), env, project)
   try {
     const { token } = JSON.parse(readFileSync(path.join(scratch, 'data', 'daemon.json'), 'utf8'))

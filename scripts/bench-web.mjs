@@ -47,7 +47,7 @@ export async function benchWeb(root) {
   })
   const script = assets.find((asset) => asset.name.endsWith('.js'))
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hangar-bench-web-'))
-  const daemon = await startDaemon(path.join(root, 'dist/src/bin/hangar.js'), dataDir)
+  const daemon = await startDaemon(path.join(root, 'dist/bin/hangar.js'), dataDir)
   const fetchAll = (url, headers = {}) => fetch(url, { headers }).then((response) => response.arrayBuffer())
   try {
     await timed(50, () => fetchAll(`${daemon.url}/`))

@@ -14,7 +14,7 @@ import { percentile } from './bench-support.mjs'
 import { benchSandbox, printSandboxBench } from './bench-sandbox.mjs'
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
-const bin = path.join(root, 'dist/src/bin/hangar.js')
+const bin = path.join(root, 'dist/bin/hangar.js')
 const RUNS = Number(process.env.BENCH_RUNS ?? 10)
 
 const summary = (values, unit) =>

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm start` builds only what changed since the last build: the daemon (tsc → dist/src) when anything it
+// `npm start` builds only what changed since the last build: the daemon (tsc → dist/src, bundled to dist/bin) when anything it
 // compiles from changed, the web UI (vite → dist/web) when the UI or what it imports changed. A full
 // `npm run build` took 10–23 s on every start; with nothing changed this takes well under a second.
 //
@@ -21,8 +21,9 @@ const SKIPPED_DIRECTORIES = new Set(['node_modules', 'dist', '.git', 'coverage',
 export const PARTS = {
   daemon: {
     inputs: ['src', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json'],
-    output: 'dist/src/bin/hangar.js',
-    command: ['node_modules/.bin/tsc', ['-p', 'tsconfig.build.json']],
+    output: 'dist/bin/hangar.js',
+    // tsc to dist/src, then the CLI bundled to dist/bin.
+    command: [process.execPath, ['scripts/build-daemon.mjs']],
   },
   web: {
     // The UI imports src/core (types and pure helpers), so a change there rebuilds it too.
@@ -103,7 +104,7 @@ export function buildIfChanged(root, { force = false, run = defaultRun, log = ()
 }
 
 function defaultRun(command, args, cwd) {
-  execFileSync(path.join(cwd, command), args, { cwd, stdio: 'inherit' })
+  execFileSync(path.resolve(cwd, command), args, { cwd, stdio: 'inherit' })
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -17,7 +17,7 @@ import { createFuzzCases } from './fuzz-cases.mjs'
 import { startSink, storeSnapshot, diffSnapshots, checkAnswer } from './fuzz-checks.mjs'
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
-const bin = path.join(root, 'dist/src/bin/hangar.js')
+const bin = path.join(root, 'dist/bin/hangar.js')
 const { values: flags } = parseArgs({
   options: {
     count: { type: 'string', default: '1500' },

@@ -121,7 +121,7 @@ function scratchTree() {
 
 function test(suites) {
   setup()
-  if (!existsSync(path.join(root, 'dist/src/bin/hangar.js')))
+  if (!existsSync(path.join(root, 'dist/bin/hangar.js')))
     throw new Error('dist/ is missing: run "npm run build"')
   const failures = []
   for (const spec of nodePackages) {

@@ -1,5 +1,5 @@
 // The package version, read from package.json wherever this file runs from (src/ under vitest,
-// dist/src/ when built).
+// dist/src/ or the bundle in dist/bin/ when built).
 import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'

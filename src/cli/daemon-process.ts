@@ -9,7 +9,10 @@ import { processAlive } from '../adapters/supervisor.js'
 import { AppError } from '../core/errors.js'
 import { daemonLogPath } from '../rotating-log-file.js'
 
-/** The installed `hangar` entry point (dist/src/bin/hangar.js), whatever started this process. */
+/**
+ * The installed `hangar` entry point, whatever started this process: dist/bin/hangar.js beside the bundle's
+ * chunks (dist/src/bin/hangar.js for tsc's output, src/bin/hangar.js for the sources).
+ */
 export function hangarBinPath(): string {
   return fileURLToPath(new URL('../bin/hangar.js', import.meta.url))
 }

@@ -63,7 +63,7 @@ const NOT_BUILT_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-
 Hangar checkout (<code>npm start</code> does it), then reload. The API is under <code>/api</code>.</p>
 </body></html>`
 
-/** dist/web of the package this file belongs to (src/server in a checkout, dist/src/server when built). */
+/** dist/web of the package this file belongs to (src/server in a checkout, dist/src/server or the bundle in dist/bin when built). */
 export function defaultWebRoot(): string {
   let directory = path.dirname(fileURLToPath(import.meta.url))
   while (!existsSync(path.join(directory, 'package.json'))) {

@@ -258,7 +258,7 @@ describe('daemon control (up --detach, status, down)', () => {
       expect(printed.code, printed.stderr).toBe(0)
       const exec = /^ExecStart="([^"]+)" "([^"]+)" "up"$/m.exec(printed.stdout)
       expect(exec?.[1]).toBe(process.execPath)
-      expect(exec?.[2]).toMatch(/\/dist\/src\/bin\/hangar\.js$/)
+      expect(exec?.[2]).toMatch(/\/dist\/bin\/hangar\.js$/)
       expect(existsSync(exec![2]!)).toBe(true)
       expect(printed.stdout).toContain(`Environment="HANGAR_DATA_DIR=${dataDir()}"`)
     },

@@ -136,10 +136,10 @@ describe('npm pack + npm install -g', () => {
     const files = pack.files.map((file) => file.path)
     expect(files).toContain('package.json')
     expect(files).toContain('README.md')
-    expect(files).toContain('dist/src/bin/hangar.js')
+    expect(files).toContain('dist/bin/hangar.js')
     expect(files).toContain('dist/web/index.html')
     expect(
-      files.filter((file) => !/^(dist\/(src|web)\/|package\.json$|README\.md$|LICENSE$)/.test(file)),
+      files.filter((file) => !/^(dist\/(bin|web)\/|package\.json$|README\.md$|LICENSE$)/.test(file)),
     ).toEqual([])
     expect(files.filter((file) => /\.test\.js$|\.ts$/.test(file) && !file.endsWith('.d.ts'))).toEqual([])
   })
@@ -151,7 +151,7 @@ describe('npm pack + npm install -g', () => {
     const installed = path.join(prefix, 'lib', 'node_modules', 'hangar')
     const declared = new Set(Object.keys(manifest.dependencies))
     const builtins = new Set(builtinModules)
-    const undeclared = [...importedPackages(path.join(installed, 'dist', 'src'))].filter(
+    const undeclared = [...importedPackages(path.join(installed, 'dist', 'bin'))].filter(
       (name) => !name.startsWith('node:') && !builtins.has(name) && !declared.has(name),
     )
     expect(undeclared).toEqual([])

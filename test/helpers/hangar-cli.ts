@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 
 export const HANGAR_BIN = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
-  '../../dist/src/bin/hangar.js',
+  '../../dist/bin/hangar.js',
 )
 
 function assertBuilt(): void {
@@ -27,7 +27,7 @@ export interface CliOptions {
   cwd?: string
   input?: string
   timeoutMs?: number
-  /** An installed `hangar` executable to run instead of `node dist/src/bin/hangar.js` (startDaemon only). */
+  /** An installed `hangar` executable to run instead of `node dist/bin/hangar.js` (startDaemon only). */
   bin?: string
 }
 

@@ -118,7 +118,7 @@ describe('hangar service install', () => {
     const base = {
       scope: 'user' as const,
       node: '/usr/bin/node',
-      bin: '/opt/hangar/dist/src/bin/hangar.js',
+      bin: '/opt/hangar/dist/bin/hangar.js',
       workingDirectory: '/home/me',
       path: '/usr/bin',
       version: '1.0.0',
