@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs'
 import os from 'node:os'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createAgentLauncher } from './agent-launcher.js'
+import { autogroupOf, ROOT_GROUP } from './agent-priority.js'
 import { createSupervisor } from './supervisor.js'
 import type { LaunchPlan } from './types.js'
 
@@ -66,6 +68,31 @@ describe('agent launcher', () => {
     ).exited
     own.close()
     expect(lines).toEqual(['one', 'two'])
+  })
+
+  it('lowers the agent priority before it reports the agent started', async () => {
+    // Read from here as soon as launch() resolves: no supervisor, so no daemon-side lowering to mask it.
+    const launched = await launcher.launch({
+      command: '/bin/sh',
+      args: ['-c', 'exec sleep 30'],
+      cwd: os.tmpdir(),
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      stdin: null,
+      priority: { niceness: 17, groupNiceness: 16 },
+    })
+    try {
+      const niceness = Number(
+        readFileSync(`/proc/${launched.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16],
+      )
+      expect(niceness).toBe(17)
+      const group = autogroupOf(launched.pid)
+      // Its own session's group, lowered; the test's own group (the daemon's, in real use) is left alone.
+      if (group && group.name !== ROOT_GROUP.name) expect(group.nice).toBe(16)
+      expect(autogroupOf('self')?.nice).not.toBe(16)
+    } finally {
+      process.kill(-launched.pid, 'SIGKILL')
+      await launched.closed
+    }
   })
 
   it('fails to start a missing working directory with the spawn error', async () => {

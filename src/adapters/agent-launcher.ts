@@ -27,6 +27,12 @@ export interface LaunchRequest {
   cwd: string
   env: Record<string, string>
   stdin: string | null
+  /**
+   * The agent's CPU priority (agent-priority.ts), set by the launcher right after the spawn: before it reports
+   * the agent started, rather than once the daemon hears of it (a wait while twenty agents boot at full
+   * priority, the daemon's loop among them).
+   */
+  priority?: { niceness: number; groupNiceness: number }
 }
 
 export interface AgentLauncher {
@@ -39,12 +45,24 @@ export interface AgentLauncher {
 // any I/O callback of the launcher can run, so no byte of the agent's output is read here.
 const LAUNCHER_SOURCE = `
 const { spawn } = require('node:child_process')
+const { readFileSync, writeFileSync } = require('node:fs')
+const { setPriority } = require('node:os')
 process.title = 'hangar-agent-launcher'
+// A session's scheduling group ('' for the root group, which has no niceness of its own).
+const groupOf = (pid) => { try { return readFileSync('/proc/' + pid + '/autogroup', 'utf8').trim().split(' ')[0] } catch { return undefined } }
+const ownGroup = groupOf('self')
+// Best effort, as lowerAgentPriority: never the daemon's group (the launcher shares it), nor the root group.
+const lower = (pid, { niceness, groupNiceness }) => {
+  try { setPriority(pid, niceness) } catch {}
+  const group = groupOf(pid)
+  if (!group || group === ownGroup) return
+  try { writeFileSync('/proc/' + pid + '/autogroup', String(groupNiceness)) } catch {}
+}
 process.on('disconnect', () => process.exit(0))
 const describe = (error) => ({ message: error.message, code: error.code, errno: error.errno, syscall: error.syscall, path: error.path })
 process.on('message', (message) => {
   if (message.type !== 'launch') return
-  const { id, command, args, cwd, env, stdin } = message
+  const { id, command, args, cwd, env, stdin, priority } = message
   let child
   try {
     child = spawn(command, args, { cwd, env, detached: true, stdio: [stdin === null ? 'ignore' : 'pipe', 'pipe', 'pipe'] })
@@ -55,6 +73,7 @@ process.on('message', (message) => {
     return void child.once('error', (error) => process.send({ type: 'error', id, error: describe(error) }))
   }
   child.on('error', () => {})
+  if (priority) lower(child.pid, priority)
   for (const stream of [child.stdout, child.stderr]) {
     stream._handle.readStop()
     stream._handle.reading = false

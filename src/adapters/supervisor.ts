@@ -7,7 +7,7 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
-import { lowerAgentPriority } from './agent-priority.js'
+import { agentPriority, lowerAgentPriority } from './agent-priority.js'
 import type { AgentLauncher } from './agent-launcher.js'
 import type { LaunchPlan } from './types.js'
 
@@ -117,6 +117,7 @@ async function spawnHere(spawn: SpawnFunction, plan: LaunchPlan, cwd: string): P
     child.once('spawn', () => resolve())
     child.once('error', reject)
   })
+  lowerAgentPriority(child.pid!)
   if (plan.stdin !== null && child.stdin) {
     // A CLI that exits before reading all of stdin must not crash us with EPIPE.
     child.stdin.on('error', () => {})
@@ -136,6 +137,7 @@ async function spawnByLauncher(
     cwd,
     env: { ...plan.env, PWD: cwd },
     stdin: plan.stdin,
+    priority: agentPriority(),
   })
   return launched
 }
@@ -156,7 +158,6 @@ export function createSupervisor(options: { spawn?: SpawnFunction; launcher?: Ag
         ? await spawnByLauncher(options.launcher, plan, cwd)
         : await spawnHere(spawn, plan, cwd)
       const pid = child.pid
-      lowerAgentPriority(pid)
       let cancelled = false
       let stderr = ''
 
