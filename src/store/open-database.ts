@@ -20,6 +20,7 @@ import { createPostgresRunEventsAppender } from './postgres-run-events-appender.
 import { createSqliteRunEventsAppender, type RunEventsAppender } from './run-events-appender.js'
 import type { Database } from './schema.js'
 import { createCommitWatch } from './sqlite-commit-watch.js'
+import { withStatementCache } from './sqlite-statement-cache.js'
 import { createWalCheckpointer } from './wal-checkpointer.js'
 import { openSqliteFile } from './sqlite-driver.js'
 
@@ -134,7 +135,7 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
       cause: error,
     })
   }
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck()
   const commits = createCommitWatch(file, () => dataVersion.get() as number)
   // Run events and the proxy's request log are what fill the WAL: from the first commit of either on, a
