@@ -8,14 +8,14 @@ describe('agent priority', () => {
     // A daemon started straight by a container's init is in no autogroup: its file is empty. Its agents'
     // groups then get the niceness a group of nice 0 would give them, never "NaN".
     expect(parseAutogroup('')).toEqual(ROOT_GROUP)
-    expect(agentNiceness(parseAutogroup('')!.nice)).toBe(19)
+    expect(agentNiceness(parseAutogroup('')!.nice)).toBe(10)
     expect(parseAutogroup('something else')).toBeUndefined()
   })
 
   it('stays within the kernel range', () => {
-    expect(agentNiceness(0)).toBe(19)
+    expect(agentNiceness(0)).toBe(10)
     expect(agentNiceness(15)).toBe(19)
     // A daemon that runs above normal priority keeps its agents that far below its own.
-    expect(agentNiceness(-5)).toBe(14)
+    expect(agentNiceness(-5)).toBe(5)
   })
 })

@@ -7,13 +7,13 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { getPriority, setPriority } from 'node:os'
 
 /**
- * How much nicer than the daemon agents run: as nice as the kernel allows (19 under a daemon of 0), as batch
- * jobs are. The scheduler still gives them every cycle nothing else wants, so an agent alone is not slowed;
- * but the daemon must win a core the moment it has a line to stream. At 10 nicer, twenty agents' groups
- * together outweighed the daemon's two to one (CFS weights 20 × 110 against 1024) and a burst of them
- * starting held every run's stream up by 30-220 ms at p99 (`npm run bench`, 20 runs); at 19 (20 × 15) 8-16 ms.
+ * How much nicer than the daemon agents run: low enough to yield to it, not so low they stall. Not 19: as
+ * nice as that, agents yield to every normal process too, and real CLIs that take 16-20 s on a loaded machine
+ * (Claude Code through the proxy, sandboxed) passed their 30-60 s limits in the test suite. At 10, twenty
+ * agents' scheduling groups starting at once still outweigh the daemon's (CFS weights 20 × 110 against 1024):
+ * the stdout → SSE p99 over such a start stays at 15-40 ms (`npm run bench`; 6-16 ms at 19).
  */
-export const AGENT_NICENESS_OFFSET = 19
+export const AGENT_NICENESS_OFFSET = 10
 const NICEST = 19
 
 /** The niceness an agent gets when the daemon's is `daemon`. */

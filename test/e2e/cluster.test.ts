@@ -304,13 +304,29 @@ describe('several daemons sharing one PostgreSQL', () => {
     const runId = submitted.json.id
     const [started] = await waitForRuns('n1', [runId], (run) => run.status === 'running', 30_000)
     expect(started).toMatchObject({ status: 'running', owner: { node: 'n4' } })
-    // A client on n1 follows the run; then n4 dies without a word.
+    // A client on n1 follows the run; then n4 dies without a word, once the agent has written all it will
+    // (its tool's result, then it hangs silent). Killed sooner, n4 would take the agent's stdout with it,
+    // and the agent's next line would end it on the closed pipe: a slow start (agents run below the
+    // daemon's priority, on two loaded cores) is not what this test is about.
+    let agentHung!: () => void
+    const hung = new Promise<void>((resolve) => (agentHung = resolve))
     const following = fetch(`${daemons.get('n1')!.url}/api/runs/${runId}/events`, {
       headers: { authorization: `Bearer ${tokens.get('n1')}` },
     }).then((response) =>
-      readEvents(response, (events) => events.some((envelope) => envelope.type === 'run-end')),
+      readEvents(response, (events) => {
+        if (events.some((envelope) => envelope.type === 'tool-result')) agentHung()
+        return events.some((envelope) => envelope.type === 'run-end')
+      }),
     )
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    await Promise.race([
+      hung,
+      new Promise<never>((_, reject) =>
+        setTimeout(
+          () => reject(new Error(`the agent of ${runId} on n4 never reached its hang`)),
+          30_000,
+        ).unref(),
+      ),
+    ])
     daemon.child.kill('SIGKILL')
     await daemon.stop()
     daemons.delete('n4')
