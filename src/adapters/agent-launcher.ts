@@ -45,17 +45,13 @@ export interface AgentLauncher {
 // any I/O callback of the launcher can run, so no byte of the agent's output is read here.
 const LAUNCHER_SOURCE = `
 const { spawn } = require('node:child_process')
-const { readFileSync, writeFileSync } = require('node:fs')
+const { writeFileSync } = require('node:fs')
 const { setPriority } = require('node:os')
 process.title = 'hangar-agent-launcher'
-// A session's scheduling group ('' for the root group, which has no niceness of its own).
-const groupOf = (pid) => { try { return readFileSync('/proc/' + pid + '/autogroup', 'utf8').trim().split(' ')[0] } catch { return undefined } }
-const ownGroup = groupOf('self')
-// Best effort, as lowerAgentPriority: never the daemon's group (the launcher shares it), nor the root group.
+// Best effort, as lowerAgentPriority. The agent leads a session of its own (detached), and so a scheduling
+// group of its own: lowering that group never lowers the daemon's (a kernel without autogroups refuses it).
 const lower = (pid, { niceness, groupNiceness }) => {
   try { setPriority(pid, niceness) } catch {}
-  const group = groupOf(pid)
-  if (!group || group === ownGroup) return
   try { writeFileSync('/proc/' + pid + '/autogroup', String(groupNiceness)) } catch {}
 }
 process.on('disconnect', () => process.exit(0))
