@@ -305,6 +305,20 @@ describe('claude-stream', () => {
     ])
   })
 
+  it('drops a later init line unread, and shows one cut off on its way raw', () => {
+    const again = JSON.stringify({
+      ...init,
+      tools: ['Bash', 'Write'],
+      mcp_servers: [{ name: 'm', status: 'ok' }],
+    })
+    const cut = again.slice(0, 60)
+    // A line that starts as an init and ends with `}` is taken as one, without reading it.
+    const brokenInside = again.replace('"tools":[', '"tools":[,')
+    const { events, outcome } = feed([init, again, cut, brokenInside])
+    expect(events).toEqual([{ type: 'raw', stream: 'stdout', value: cut }])
+    expect(outcome.sessionId).toBe(SESSION)
+  })
+
   it('marks what a sub-agent did with the id of the Task/Agent call that started it (issue 18 item 10)', () => {
     const inSub = (line: object) => ({ ...line, parent_tool_use_id: 'toolu_task' })
     const task = { type: 'system', subtype: 'task_started', tool_use_id: 'toolu_task', session_id: SESSION }

@@ -76,6 +76,14 @@ export const CLAUDE_IGNORED_LINE = new RegExp(
     ')$',
 )
 
+/**
+ * The start of the `init` line Claude Code prints as each invocation starts (its tools, MCP servers,
+ * plugins: kilobytes). Only the session id is read from a stream's first line; later ones are dropped
+ * unread, as copilot-stream.ts drops its dropped types: a broken one that ends with `}` is dropped too,
+ * rather than shown raw.
+ */
+const CLAUDE_INIT_LINE_START = '{"type":"system","subtype":"init",'
+
 type Handled = AgentEvent[] | undefined
 
 export function createClaudeStreamParser(context: ParserContext): StreamParser {
@@ -223,7 +231,10 @@ export function createClaudeStreamParser(context: ParserContext): StreamParser {
 
   function handle(text: string): AgentEvent[] {
     if (text.trim() === '') return []
-    if (sessionId !== undefined && CLAUDE_IGNORED_LINE.test(text)) return []
+    if (sessionId !== undefined) {
+      if (CLAUDE_IGNORED_LINE.test(text)) return []
+      if (text.startsWith(CLAUDE_INIT_LINE_START) && text.trimEnd().endsWith('}')) return []
+    }
     const line = parseJsonLine(text)
     if (!line) return [raw(text)]
     sessionId ??= stringField(line, 'session_id')

@@ -174,6 +174,19 @@ describe('copilot-stream', () => {
     expect(feed([event('assistant.turn_start', { turnId: '0' })]).outcome).toEqual({ completed: false })
   })
 
+  it('drops a line of a dropped type unread, and shows one cut off on its way raw', () => {
+    const skills = JSON.stringify(
+      event('session.skills_loaded', { skills: [{ name: 'a', tags: ['x', { y: [1] }] }] }),
+    )
+    const cut = skills.slice(0, 50)
+    // Taken by its type alone: a broken one that still ends with `}` goes as the type says.
+    const brokenInside = skills.replace('"skills":[', '"skills":[,')
+    // Type not first: read in full, and dropped all the same.
+    const typeLast = JSON.stringify({ data: {}, type: 'model.call_start' })
+    const { events } = feed([skills, `${skills}\r`, cut, brokenInside, typeLast])
+    expect(events).toEqual([{ type: 'raw', stream: 'stdout', value: cut }])
+  })
+
   it('drops the background-task noise and keeps unknown types and cut-off lines as raw', () => {
     const unknown = JSON.stringify(event('session.weather', { sunny: true }))
     const cut = JSON.stringify(result(0)).slice(0, 33)

@@ -41,6 +41,17 @@ const IGNORED_TYPES: ReadonlySet<string> = new Set([
   'tool.execution_partial_result',
 ])
 
+/**
+ * The start of a line of a dropped type, as Copilot prints every line: `type` first. Such a line is dropped
+ * unread. Reading it cost more than everything else a stream costs: these lines (the skills list, the
+ * prompt echoed back, streamed tool input) are over half of a turn's bytes, and JSON.parse was two-thirds
+ * of parse + persist. What changes is only what becomes of a broken line of a dropped type, one that ends
+ * with `}` but is not JSON: it is dropped too, rather than shown raw, which would show nothing of use.
+ */
+const DROPPED_LINE_START = new RegExp(
+  `^\\{"type":"(?:${[...IGNORED_TYPES].map((type) => type.replaceAll('.', '\\.')).join('|')})",`,
+)
+
 type Handled = AgentEvent[] | undefined
 
 export function createCopilotStreamParser(context: ParserContext): StreamParser {
@@ -221,6 +232,8 @@ export function createCopilotStreamParser(context: ParserContext): StreamParser 
 
   function handle(text: string): AgentEvent[] {
     if (text.trim() === '') return []
+    // A line cut off on its way (a CLI killed mid-write) does not end with `}`: it goes on, and shows raw.
+    if (DROPPED_LINE_START.test(text) && text.trimEnd().endsWith('}')) return []
     const line = parseJsonLine(text)
     const type = stringField(line, 'type')
     if (!line || !type) return [raw(text)]
