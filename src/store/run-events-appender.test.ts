@@ -1,6 +1,7 @@
 // The pace of SQLite commits of run events: while batches keep coming, those of several turns share one
 // commit (a commit costs far more than a row); after a quiet spell a batch commits at once; a pile of
-// waiting rows, or a store closing, commits without waiting for the slot.
+// waiting rows, or a store closing, commits without waiting for the slot; after a burst the slots are
+// further apart.
 import type SqliteDatabase from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -62,6 +63,24 @@ describe('SQLite run event commits', () => {
     expect(await beforeNextTurn(append(...batch('run_a', 4, 10)))).toBe('stored')
     await small
     expect(storedSeqs('run_a')).toEqual(Array.from({ length: 13 }, (_, index) => index + 1))
+  })
+
+  it('spaces the commits after a burst further apart, and goes back to the short interval after it', async () => {
+    const append = createSqliteRunEventsAppender(db, sqlite, {
+      commitIntervalMs: 1,
+      burstRows: 5,
+      burstCommitIntervalMs: 60_000,
+    })
+    // Five rows at once: a burst, stored at once (after a quiet spell).
+    await append(...batch('run_a', 1, 5))
+    const afterBurst = append(...batch('run_a', 6, 1))
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(storedSeqs('run_a')).toHaveLength(5)
+    await append.commitWaiting()
+    await afterBurst
+    // That commit stored one row: the next batch waits 1 ms, not a minute.
+    await append(...batch('run_a', 7, 1))
+    expect(storedSeqs('run_a')).toHaveLength(7)
   })
 
   it('commits what waits for its slot when asked to (before the store closes)', async () => {
