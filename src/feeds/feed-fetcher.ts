@@ -47,8 +47,11 @@ export interface FeedRequestContext {
 }
 
 export interface FeedFetcher {
-  /** One result per feed, in the same order. Never rejects. */
-  collect(feeds: readonly ResolvedFeed[], context: FeedRequestContext): Promise<FeedResult[]>
+  /**
+   * One result per feed, in the same order; never rejects. At once (no promise) when every value is
+   * cached fresh, as on most requests: the proxy then does not wait a turn.
+   */
+  collect(feeds: readonly ResolvedFeed[], context: FeedRequestContext): FeedResult[] | Promise<FeedResult[]>
   /** Reads the cache only; never fetches. */
   state(agent: string, feed: ResolvedFeed): FeedFetchState
 }
@@ -169,7 +172,7 @@ export function createFeedFetcher(options: FeedFetcherOptions): FeedFetcher {
         if (result === undefined) break
         ready.push(result)
       }
-      if (ready.length === feeds.length) return Promise.resolve(ready)
+      if (ready.length === feeds.length) return ready
       return Promise.all(
         feeds.map((feed) =>
           resolve(feed, context).catch(() => unavailable(feed, 'internal error while fetching the feed')),

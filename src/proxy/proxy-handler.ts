@@ -49,7 +49,7 @@ type Maybe<T> = T | Promise<T>
 
 export interface ProxyDeps {
   authenticate(token: string): Maybe<ProxySession | undefined>
-  upstreamFor(session: ProxySession, family: UrlFamily): Promise<Upstream>
+  upstreamFor(session: ProxySession, family: UrlFamily): Maybe<Upstream>
   feedsFor(session: ProxySession): Maybe<{ feeds: readonly ResolvedFeed[]; project: string }>
   fetcher: FeedFetcher
   caps: FeedCaps
@@ -285,11 +285,12 @@ export function createProxyHandler(deps: ProxyDeps) {
       const found = deps.feedsFor(session)
       const { feeds, project } = found instanceof Promise ? await found : found
       if (feeds.length > 0) {
-        const results = await deps.fetcher.collect(feeds, {
+        const collected = deps.fetcher.collect(feeds, {
           agent: session.profile,
           project,
           ...(session.runId && { runId: session.runId }),
         })
+        const results = collected instanceof Promise ? await collected : collected
         const blocks = formatFeedBlocks(results, deps.caps)
         outcome.feeds = blocks.feeds
         text = injectFeeds(route.family, text, parsed, blocks.text, { openaiPlacement: deps.openaiPlacement })
@@ -309,7 +310,8 @@ export function createProxyHandler(deps: ProxyDeps) {
     async function forward(payload: Buffer, hideUsageChunk: boolean): Promise<void> {
       let upstream: Upstream
       try {
-        upstream = await deps.upstreamFor(session!, urlFamily!)
+        const found = deps.upstreamFor(session!, urlFamily!)
+        upstream = found instanceof Promise ? await found : found
       } catch (error) {
         const message = (error as Error).message
         // A request this agent's upstream cannot serve (another family's path) is the client's mistake.

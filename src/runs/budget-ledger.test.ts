@@ -43,6 +43,25 @@ describe.each(STORE_ENGINES)('budget ledger ($name)', (engine) => {
     expect(reads.mock.calls.length).toBe(afterSeed)
   })
 
+  it('answers spentFromMemory without a promise once seeded, and re-seeds behind it after the interval', async () => {
+    const budget = { usd: 1, window: '1h' }
+    await spend(0.25)
+    // Nothing read yet: the proxy must wait for status() this once.
+    expect(ledger.spentFromMemory(userId, 'reviewer', budget)).toBeUndefined()
+    await ledger.status(userId, 'reviewer')
+    expect(ledger.spentFromMemory(userId, 'reviewer', budget)).toBe(0.25)
+    ledger.metered(userId, 'reviewer', 0.5)
+    expect(ledger.spentFromMemory(userId, 'reviewer', budget)).toBe(0.75)
+    // Another window of the same profile is its own sum, read on its own first status().
+    expect(ledger.spentFromMemory(userId, 'reviewer', { usd: 1, window: '2h' })).toBeUndefined()
+    // Spent elsewhere (another daemon): the figure in memory answers at once, and the re-read it starts
+    // behind brings the store's figure in (0.25 + 0.125 stored; the 0.5 metered was never stored here).
+    await spend(0.125)
+    now = new Date(now.getTime() + 5_000)
+    expect(ledger.spentFromMemory(userId, 'reviewer', budget)).toBe(0.75)
+    await expect.poll(() => ledger.spentFromMemory(userId, 'reviewer', budget)).toBe(0.375)
+  })
+
   it('counts a metered request at once, and re-seeds from the store after the interval', async () => {
     const spentNow = async () => (await ledger.status(userId, 'reviewer'))!.spentUsd
     expect(await ledger.status(userId, 'reviewer')).toMatchObject({ spentUsd: 0 })

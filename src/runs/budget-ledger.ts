@@ -30,6 +30,11 @@ export interface BudgetLedger {
     profile: string,
     stored?: () => Promise<StoredProfile | undefined>,
   ): Promise<BudgetStatus | undefined>
+  /**
+   * What `budget` of the profile has spent, from memory: undefined until its first read from the store
+   * (`status` waits for that one). The proxy's path for a hangar.yaml budget: no promise, no turn.
+   */
+  spentFromMemory(userId: string, profile: string, budget: Budget): number | undefined
   /** A request of the profile was metered at `costUsd` (stored already, or about to be). */
   metered(userId: string, profile: string, costUsd: number): void
 }
@@ -42,7 +47,9 @@ export function createBudgetLedger(
   },
 ): BudgetLedger {
   const reseedMs = deps.reseedMs ?? BUDGET_RESEED_MS
-  const now = () => deps.now?.() ?? new Date()
+  const nowMs = () => (deps.now ? deps.now().getTime() : Date.now())
+  const sinceOf = (budget: Budget) =>
+    new Date(nowMs() - parseDuration(budget.window, 'budget window')).toISOString()
   // user → profile → window → spend. A profile's budget may change its window; each window is its own sum.
   const spends = new Map<string, Map<string, Map<string, Spend>>>()
 
@@ -55,7 +62,7 @@ export function createBudgetLedger(
   }
 
   function seed(userId: string, profile: string, since: string, spend: Spend): Promise<void> {
-    const startedAtMs = now().getTime()
+    const startedAtMs = nowMs()
     const seeding = { meteredUsd: 0, done: Promise.resolve() }
     seeding.done = Promise.resolve(deps.beforeSeed?.())
       .then(() => deps.store.forUser(userId).proxyRequests.spentSince(profile, since))
@@ -71,21 +78,26 @@ export function createBudgetLedger(
     return seeding.done
   }
 
+  /**
+   * Only the first read is waited for. A re-read goes on behind: meanwhile what is in memory answers,
+   * and it is never below what this daemon metered (so the overshoot bound holds while it runs).
+   */
+  function spentFromMemory(userId: string, profile: string, budget: Budget): number | undefined {
+    const spend = spends.get(userId)?.get(profile)?.get(budget.window)
+    if (!spend || spend.seededAtMs === -Infinity) return undefined
+    if (!spend.seeding && nowMs() - spend.seededAtMs >= reseedMs)
+      // A failed re-read keeps the last figure; the next request tries again.
+      seed(userId, profile, sinceOf(budget), spend).catch(() => {})
+    return spend.spentUsd
+  }
+
   async function spentOf(userId: string, profile: string, budget: Budget, since: string): Promise<number> {
+    const known = spentFromMemory(userId, profile, budget)
+    if (known !== undefined) return known
     const windows = windowsOf(userId, profile)
     let spend = windows.get(budget.window)
     if (!spend) windows.set(budget.window, (spend = { spentUsd: 0, seededAtMs: -Infinity }))
-    // Only the first read is waited for. A re-read goes on behind: meanwhile what is in memory answers,
-    // and it is never below what this daemon metered (so the overshoot bound holds while it runs).
-    const seeded = spend.seededAtMs !== -Infinity
-    if (spend.seeding) {
-      if (!seeded) await spend.seeding.done
-    } else if (now().getTime() - spend.seededAtMs >= reseedMs) {
-      const reading = seed(userId, profile, since, spend)
-      // A failed re-read keeps the last figure; the next request tries again.
-      if (seeded) reading.catch(() => {})
-      else await reading
-    }
+    await (spend.seeding?.done ?? seed(userId, profile, since, spend))
     return spend.spentUsd
   }
 
@@ -93,7 +105,7 @@ export function createBudgetLedger(
     async status(userId, profile, stored) {
       const budget = await budgetOf(deps, userId, profile, stored)
       if (!budget) return undefined
-      const since = new Date(now().getTime() - parseDuration(budget.window, 'budget window')).toISOString()
+      const since = sinceOf(budget)
       const spentUsd = await spentOf(userId, profile, budget, since)
       return {
         profile,
@@ -104,6 +116,7 @@ export function createBudgetLedger(
         fraction: spentUsd / budget.usd,
       }
     },
+    spentFromMemory,
     metered(userId, profile, costUsd) {
       if (!(costUsd > 0)) return
       for (const spend of spends.get(userId)?.get(profile)?.values() ?? []) {

@@ -41,7 +41,8 @@ export function createProxyUpstreams(options: {
   profileFor(requester: UpstreamRequester): Promise<ProfileConfig | null>
 }) {
   const { config, env, credentials } = options
-  const cache = new Map<string, { upstream: Promise<Upstream>; until: number }>()
+  /** `resolved` once the promise has settled well: later requests take it without waiting a turn. */
+  const cache = new Map<string, { upstream: Promise<Upstream>; resolved?: Upstream; until: number }>()
 
   function toUpstream(requester: UpstreamRequester, chosen: ChosenUpstream, baseUrl: string): Upstream {
     const upstream: Upstream = { baseUrl }
@@ -99,14 +100,25 @@ export function createProxyUpstreams(options: {
 
   return {
     /** Cached for a few seconds: a key or base URL changed in the settings applies to the next requests. */
-    upstreamFor(requester: UpstreamRequester, family: UrlFamily): Promise<Upstream> {
-      const key = [requester.userId, requester.profile, requester.runId !== null, family].join('\0')
+    upstreamFor(requester: UpstreamRequester, family: UrlFamily): Upstream | Promise<Upstream> {
+      const key = `${requester.userId}\0${requester.profile}\0${requester.runId !== null}\0${family}`
       const now = Date.now()
       const cached = cache.get(key)
-      if (cached && cached.until > now) return cached.upstream
+      if (cached && cached.until > now) return cached.resolved ?? cached.upstream
       const upstream = resolve(requester, family)
-      cache.set(key, { upstream, until: now + CACHE_MS })
-      upstream.catch(() => cache.delete(key))
+      const entry: { upstream: Promise<Upstream>; resolved?: Upstream; until: number } = {
+        upstream,
+        until: now + CACHE_MS,
+      }
+      cache.set(key, entry)
+      upstream.then(
+        (resolved) => {
+          entry.resolved = resolved
+        },
+        () => {
+          if (cache.get(key) === entry) cache.delete(key)
+        },
+      )
       return upstream
     },
     /** Whether Hangar holds a key (or a configured endpoint) for a CLI family: then the CLI can be routed. */

@@ -210,12 +210,14 @@ export function createAuthService(options: AuthServiceOptions) {
     authenticateProxy(
       secret: string,
     ): CachedProxySession | undefined | Promise<CachedProxySession | undefined> {
-      const parsed = parseToken(secret, 'pat')
-      if (!parsed) return undefined
+      // The cache first: it holds only secrets that parsed and matched a stored token, so a hit needs
+      // neither the parse nor its checksum (a miss still meets both before any database lookup).
       const key = hashSecret(secret)
       dropIfOthersWrote()
       const cached = proxySessions.get(key, clock().getTime())
       if (cached) return cached
+      const parsed = parseToken(secret, 'pat')
+      if (!parsed) return undefined
       return lookupProxySession(parsed, key)
     },
 
