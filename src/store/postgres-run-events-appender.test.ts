@@ -199,3 +199,42 @@ describe('PostgreSQL run event notices', () => {
     }
   })
 })
+
+describe('PostgreSQL run events and the pool', () => {
+  it('stores run events while transactions hold every connection of the pool', async () => {
+    const dataDir = await makeTempDir()
+    const store = await openStore({ dataDir, url: await freshPostgresUrl(), poolSize: 2 })
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const holding: Promise<unknown>[] = []
+    try {
+      const user = await store.users.create({ name: 'owner', role: 'owner' })
+      const scope = store.forUser(user.id)
+      const run = await scope.runs.create({ agent: 'builtin', adapter: 'builtin', prompt: 'p', cwd: '/w' })
+      // Twenty runs starting at once do this to a pool: every connection inside a transaction.
+      let begun = 0
+      const allBegun = new Promise<void>((resolve) => {
+        for (let index = 0; index < 2; index++)
+          holding.push(
+            store.transaction(async (repositories) => {
+              await repositories.users.findById(user.id)
+              if (++begun === 2) resolve()
+              await gate
+            }),
+          )
+      })
+      await allBegun
+      // An agent's lines go on to their clients meanwhile: they do not wait for a pool connection (a
+      // generous bound; stored, they take milliseconds).
+      const outcome = await Promise.race([
+        scope.runs.appendEvents(batch(run.id, 1, 3)[0]).then(() => 'stored'),
+        new Promise((resolve) => setTimeout(resolve, 10_000, 'waited for the pool')),
+      ])
+      expect(outcome).toBe('stored')
+    } finally {
+      release()
+      await Promise.all(holding)
+      await store.close()
+    }
+  })
+})
