@@ -195,6 +195,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   // lines waited behind them (stdout → SSE p99 15-30 ms while runs started, 4-7 ms once they streamed).
   const eventsPool = openPool(1)
   const appendRunEvents = createPostgresRunEventsAppender(eventsPool)
+  let eventsPoolEnded: Promise<void> | undefined
   return {
     db,
     engine: 'postgres',
@@ -206,7 +207,9 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     close: async () => {
       // Batches waiting for the statement in flight are stored, not failed by an ended pool.
       await appendRunEvents.settled()
-      await Promise.all([db.destroy(), eventsPool.end()])
+      // A store may be closed twice (a runtime, then its owner); pg refuses to end a pool twice.
+      eventsPoolEnded ??= eventsPool.end()
+      await Promise.all([db.destroy(), eventsPoolEnded])
     },
   }
 }

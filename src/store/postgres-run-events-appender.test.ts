@@ -238,3 +238,16 @@ describe('PostgreSQL run events and the pool', () => {
     }
   })
 })
+
+describe('PostgreSQL store close', () => {
+  it('closes twice, at once or one after the other, without an error', async () => {
+    const store = await openStore({ dataDir: await makeTempDir(), url: await freshPostgresUrl() })
+    const user = await store.users.create({ name: 'owner', role: 'owner' })
+    const run = await store
+      .forUser(user.id)
+      .runs.create({ agent: 'builtin', adapter: 'builtin', prompt: 'p', cwd: '/w' })
+    await store.forUser(user.id).runs.appendEvents(batch(run.id, 1, 1)[0])
+    await Promise.all([store.close(), store.close()])
+    await store.close()
+  })
+})
