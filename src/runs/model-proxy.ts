@@ -181,8 +181,10 @@ export function createModelProxy(options: {
     if (configured ? configured.budget === undefined : isAdapterId(session.profile)) return undefined
     // A hangar.yaml budget read once is answered from memory while it is not spent (most requests).
     const budget = configured?.budget
-    const spent = budget && budgets.spentFromMemory(session.userId, session.profile, budget)
-    if (budget && spent !== undefined && spent < budget.usd) return undefined
+    if (budget) {
+      const spent = budgets.spentFromMemory(session.userId, session.profile, budget)
+      if (spent !== undefined && spent < budget.usd) return undefined
+    }
     return budgetSpent(session)
   }
 

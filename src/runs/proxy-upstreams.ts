@@ -33,6 +33,13 @@ export interface UpstreamRequester {
   runId: string | null
 }
 
+interface CachedUpstream {
+  upstream: Promise<Upstream>
+  /** Set once `upstream` has resolved: later requests take it without waiting a turn. */
+  resolved?: Upstream
+  until: number
+}
+
 export function createProxyUpstreams(options: {
   config: HangarConfig
   env: Readonly<Record<string, string | undefined>>
@@ -41,8 +48,7 @@ export function createProxyUpstreams(options: {
   profileFor(requester: UpstreamRequester): Promise<ProfileConfig | null>
 }) {
   const { config, env, credentials } = options
-  /** `resolved` once the promise has settled well: later requests take it without waiting a turn. */
-  const cache = new Map<string, { upstream: Promise<Upstream>; resolved?: Upstream; until: number }>()
+  const cache = new Map<string, CachedUpstream>()
 
   function toUpstream(requester: UpstreamRequester, chosen: ChosenUpstream, baseUrl: string): Upstream {
     const upstream: Upstream = { baseUrl }
@@ -106,10 +112,7 @@ export function createProxyUpstreams(options: {
       const cached = cache.get(key)
       if (cached && cached.until > now) return cached.resolved ?? cached.upstream
       const upstream = resolve(requester, family)
-      const entry: { upstream: Promise<Upstream>; resolved?: Upstream; until: number } = {
-        upstream,
-        until: now + CACHE_MS,
-      }
+      const entry: CachedUpstream = { upstream, until: now + CACHE_MS }
       cache.set(key, entry)
       upstream.then(
         (resolved) => {
