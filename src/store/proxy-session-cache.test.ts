@@ -46,6 +46,24 @@ describe.each(STORE_ENGINES)('proxy session cache ($name)', (engine) => {
     expect(users).not.toHaveBeenCalled()
   })
 
+  it('refuses every other credential while a proxy token is cached, most without any lookup', async () => {
+    const { token } = await proxyToken()
+    expect(await auth.authenticateProxy(token)).toBeDefined()
+    const api = await auth.createToken('system', owner.id, { name: 'api' })
+    const session = await auth.createSession(owner.id, 'cli')
+    const lookup = vi.spyOn(testStore.store.authLookups, 'findToken')
+    // One character changed (the checksum no longer matches), cut short, or not a token at all: refused
+    // by the parse, before any database lookup.
+    const flipped = `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`
+    for (const forged of [flipped, token.slice(0, -1), `${token}x`, 'hgr_', ''])
+      expect(await auth.authenticateProxy(forged)).toBeUndefined()
+    expect(lookup).not.toHaveBeenCalled()
+    // Well-formed but not a proxy token: a user's api PAT, or a CLI session's secret.
+    expect(await auth.authenticateProxy(api.token)).toBeUndefined()
+    expect(await auth.authenticateProxy(session)).toBeUndefined()
+    expect(await auth.authenticateProxy(token)).toBeDefined()
+  })
+
   it('refuses a revoked token on the very next request', async () => {
     const { token, record } = await proxyToken()
     expect(await auth.authenticateProxy(token)).toBeDefined()
