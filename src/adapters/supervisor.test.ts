@@ -116,6 +116,25 @@ describe.each([
     expect(autogroupOf('self')).toEqual(own)
   })
 
+  it('makes running agents nicer as more of them run, and less nice again as they end', async () => {
+    // This machine's kernel schedules by autogroup: without it there would be nothing to share.
+    const own = autogroupOf('self')
+    expect(own).toBeDefined()
+    const supervisor = createSupervisor()
+    const agent: LaunchPlan = { ...shell(''), command: 'sleep', args: ['60'] }
+    const handles = []
+    for (let index = 0; index < 12; index++)
+      handles.push(await supervisor.start(agent, os.tmpdir(), { onLine: () => {} }))
+    const groupNiceness = (pid: number) => autogroupOf(pid)?.nice
+    // Twelve groups at the daemon's niceness + 10 would weigh 12 × 110 against its 1024: each is at + 12.
+    for (const handle of handles) expect(groupNiceness(handle.pid)).toBe(own!.nice + 12)
+    // Eight end: the four left share the weight at + 10 again.
+    await Promise.all(handles.slice(0, 8).map((handle) => handle.cancel()))
+    for (const handle of handles.slice(8)) expect(groupNiceness(handle.pid)).toBe(own!.nice + 10)
+    await Promise.all(handles.slice(8).map((handle) => handle.cancel()))
+    expect(autogroupOf('self')).toEqual(own)
+  })
+
   it('fails to start a missing executable with a clear error', async () => {
     await expect(
       createSupervisor().start({ ...shell(''), command: '/nonexistent/agent' }, os.tmpdir(), {

@@ -7,7 +7,7 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
-import { agentPriority, lowerAgentPriority } from './agent-priority.js'
+import { agentPriority, lowerAgentPriority, trackAgent } from './agent-priority.js'
 import type { AgentLauncher } from './agent-launcher.js'
 import type { LaunchPlan } from './types.js'
 
@@ -158,6 +158,8 @@ export function createSupervisor(options: { spawn?: SpawnFunction; launcher?: Ag
         ? await spawnByLauncher(options.launcher, plan, cwd)
         : await spawnHere(spawn, plan, cwd)
       const pid = child.pid
+      // In the agents' shared CPU weight while it runs (agent-priority.ts).
+      const untrack = trackAgent(pid)
       let cancelled = false
       let stderr = ''
 
@@ -181,6 +183,7 @@ export function createSupervisor(options: { spawn?: SpawnFunction; launcher?: Ag
       })
 
       const exited = child.closed.then(({ code, signal }): ProcessExit => {
+        untrack()
         emitLines(decoder.end())
         if (pending.trim().length > 0) handlers.onLine(pending.replace(/\r$/, ''))
         pending = ''
