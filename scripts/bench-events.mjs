@@ -154,7 +154,14 @@ function startDaemon(bin, dataDir, env, cwd) {
       env: { ...env, HANGAR_LOG_LEVEL: 'warn' },
       cwd,
       stdio: ['ignore', 'pipe', 'inherit'],
+      // A session (and so a scheduling group) of its own, as a daemon started from a terminal or by a
+      // service: the bench's own SSE clients, like a browser, do not share its CPU weight.
+      detached: true,
     })
+    // Out of the bench's process group, so a Ctrl-C of the bench no longer reaches it: stopped on any exit.
+    const stopOnExit = () => child.kill('SIGTERM')
+    process.once('exit', stopOnExit)
+    child.once('exit', () => process.off('exit', stopOnExit))
     let out = ''
     child.stdout.on('data', (chunk) => {
       out += chunk
