@@ -75,11 +75,26 @@ export function autogroupOf(pid: number | 'self'): Autogroup | undefined {
 }
 
 /**
- * Agents of this process that lead a session (a scheduling group) of their own, and the group niceness
- * they were last given. Per process, not per supervisor: every runtime in the process shares its weight.
+ * Agents of this process that lead a session (a scheduling group) of their own, each with its start time,
+ * and the group niceness they were last given. Per process, not per supervisor: every runtime in the
+ * process shares its weight.
  */
-const running = new Set<number>()
+const running = new Map<number, string | undefined>()
 let runningNiceness: number | undefined
+
+/**
+ * When a process started (field 22 of /proc/<pid>/stat, in clock ticks since boot): an agent that has
+ * exited but is not yet reported ended may have its pid taken by another process, whose start differs.
+ */
+function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // The command name (field 2) may hold spaces and parentheses: count from its closing one.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * What a process that starts agents in a session of its own (the agent launcher; the sandbox's forwarder,
@@ -109,7 +124,8 @@ function regroup(own: Autogroup): void {
   const niceness = agentGroupNiceness(own.nice, running.size)
   if (niceness === runningNiceness) return
   runningNiceness = niceness
-  for (const pid of running) setGroupNiceness(pid, own, niceness)
+  for (const [pid, started] of running)
+    if (started !== undefined && startTimeOf(pid) === started) setGroupNiceness(pid, own, niceness)
 }
 
 /**
@@ -120,7 +136,7 @@ function regroup(own: Autogroup): void {
 export function trackAgent(pid: number): () => void {
   const own = autogroupOf('self')
   if (!own) return () => {}
-  running.add(pid)
+  running.set(pid, startTimeOf(pid))
   setGroupNiceness(pid, own, agentGroupNiceness(own.nice, running.size))
   regroup(own)
   return () => {
