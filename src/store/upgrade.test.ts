@@ -156,6 +156,28 @@ describe.each(ENGINES)('upgrading a first-release store ($name)', (engine) => {
   })
 })
 
+describe.each(['sqlite', 'postgres'] as const)('an up-to-date store (%s)', (engineName) => {
+  it('opens without running the migrator, and writes nothing', async () => {
+    const dataDir = await makeTempDir('hangar-current-')
+    const url = engineName === 'postgres' ? await freshPostgresUrl() : undefined
+    try {
+      await (await openStore({ dataDir, url })).close()
+      // The migrator recreates its lock table whenever it runs; an open that skips it leaves it gone.
+      const handle = await openDatabase({ dataDir, url })
+      await sql`drop table hangar_migrations_lock`.execute(handle.db)
+      await handle.close()
+
+      const before = await snapshot(dataDir, url)
+      const store = await openStore({ dataDir, url })
+      await store.close()
+      expect(await snapshot(dataDir, url)).toEqual(before)
+      expect(await appliedMigrations(url, dataDir)).toEqual(Object.keys(MIGRATIONS).sort())
+    } finally {
+      await rm(dataDir, { recursive: true, force: true })
+    }
+  })
+})
+
 const FUTURE_MIGRATION = '9999-from-a-newer-hangar'
 
 describe.each(['sqlite', 'postgres'] as const)('a store written by a newer Hangar (%s)', (engineName) => {
