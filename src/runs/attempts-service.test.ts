@@ -66,7 +66,7 @@ describe.each(STORE_ENGINES)('attempts service ($name)', (engine) => {
     git(repo, 'add', '.')
     git(repo, 'commit', '-q', '-m', 'init')
     git(repo, 'branch', 'older')
-    const databaseUrl = engine.name === 'postgres' ? await freshPostgresUrl() : undefined
+    const databaseUrl = engine.name === 'postgres' ? await freshPostgresUrl({ migrated: true }) : undefined
     runtime = await createRuntime({
       dataDir: path.join(root, 'data'),
       databaseUrl,

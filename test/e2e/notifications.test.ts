@@ -67,7 +67,7 @@ describe.each(STORE_ENGINES)('notifications ($name)', (engine) => {
     gitRepo(daemonDir)
     runtime = await createRuntime({
       dataDir: path.join(root, 'data'),
-      databaseUrl: engine.name === 'postgres' ? await freshPostgresUrl() : undefined,
+      databaseUrl: engine.name === 'postgres' ? await freshPostgresUrl({ migrated: true }) : undefined,
       config: parseConfig('notifications:\n  allowPrivateNetworks: true\n'),
       projectDir: daemonDir,
       env: cleanEnv({

@@ -33,7 +33,7 @@ describe.each(STORE_ENGINES)('hangar projects ($name)', { timeout: 120_000 }, (e
     gitRepo(repo)
     env = cleanEnv({ PATH: [path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'), HOME: root })
     globals = ['--data-dir', path.join(root, 'data')]
-    if (engine.name === 'postgres') globals.push('--database', await freshPostgresUrl())
+    if (engine.name === 'postgres') globals.push('--database', await freshPostgresUrl({ migrated: true }))
   })
   afterEach(async () => {
     const { rm } = await import('node:fs/promises')

@@ -31,7 +31,7 @@ describe.each(['sqlite', 'postgres'] as const)('proxy profile lookups (%s)', (en
   it('reads a UI-made profile once per proxied request, and a change applies to the next request', async () => {
     const runtime = await createRuntime({
       dataDir: path.join(root, 'data'),
-      databaseUrl: engine === 'postgres' ? await freshPostgresUrl() : undefined,
+      databaseUrl: engine === 'postgres' ? await freshPostgresUrl({ migrated: true }) : undefined,
       config: parseConfig('proxy: { feedTimeoutMs: 3000 }\n')!,
       projectDir: path.join(root, 'project'),
       env: { ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: 'sk-ant-test-key' },

@@ -18,7 +18,7 @@ describe('proxy-token revocation across two daemons on one PostgreSQL', () => {
   beforeAll(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), 'hangar-revoke-cluster-'))
     await mkdir(path.join(root, 'project'))
-    const databaseUrl = await freshPostgresUrl()
+    const databaseUrl = await freshPostgresUrl({ migrated: true })
     for (const name of ['a', 'b']) {
       const runtime = await createRuntime({
         dataDir: path.join(root, `data-${name}`),

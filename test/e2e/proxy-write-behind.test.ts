@@ -36,7 +36,7 @@ describe.each(['sqlite', 'postgres'] as const)('proxy request log on a clean sto
   })
 
   it('stores every queued row when the runtime stops', async () => {
-    const databaseUrl = engine === 'postgres' ? await freshPostgresUrl() : undefined
+    const databaseUrl = engine === 'postgres' ? await freshPostgresUrl({ migrated: true }) : undefined
     const dataDir = path.join(root, 'data')
     const runtime = await createRuntime({
       dataDir,

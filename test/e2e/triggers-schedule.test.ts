@@ -41,7 +41,7 @@ describe.each(STORE_ENGINES)('schedule triggers on two runtimes ($name)', { time
 
   beforeAll(async () => {
     root = await makeTempDir('hangar-triggers-schedule-')
-    const databaseUrl = engine.name === 'postgres' ? await freshPostgresUrl() : ''
+    const databaseUrl = engine.name === 'postgres' ? await freshPostgresUrl({ migrated: true }) : ''
     first = await runtime('node-a', databaseUrl, path.join(root, 'data-a'))
     // SQLite: a second process on the same file; PostgreSQL: a second daemon with its own data dir.
     second = await runtime(

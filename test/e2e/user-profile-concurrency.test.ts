@@ -41,7 +41,7 @@ describe.each(STORE_ENGINES)(
       )
       runtime = await createRuntime({
         dataDir: path.join(root, 'data'),
-        databaseUrl: engine.name === 'postgres' ? await freshPostgresUrl() : undefined,
+        databaseUrl: engine.name === 'postgres' ? await freshPostgresUrl({ migrated: true }) : undefined,
         config: parseConfig('server: { maxConcurrentRuns: 8 }\n'),
         projectDir: project,
         env: cleanEnv({

@@ -54,7 +54,7 @@ export async function startInProcessDaemon(
   const daemonDir = path.join(root, 'daemon-dir')
   await mkdir(daemonDir)
   gitRepo(daemonDir)
-  const databaseUrl = engine.name === 'postgres' ? await freshPostgresUrl() : ''
+  const databaseUrl = engine.name === 'postgres' ? await freshPostgresUrl({ migrated: true }) : ''
   const runtime = await createRuntime({
     dataDir,
     databaseUrl: databaseUrl || undefined,

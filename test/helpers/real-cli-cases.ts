@@ -76,6 +76,12 @@ export const REAL_CLI_CASES: RealCliCase[] = [
     family: 'anthropic',
     model: 'claude-mock',
     runTimeout: 150,
+    // OpenClaw caches V8's compilation of its modules, in the home by default (a fresh one per test
+    // suite, so cold every time: 9 of a 30 s turn here). One cache beside the pinned install, as a user's
+    // own home keeps one; the adapter leaves a NODE_COMPILE_CACHE it is given as it is.
+    get env() {
+      return { NODE_COMPILE_CACHE: path.join(testClisDir(), 'openclaw', 'node-compile-cache') }
+    },
     resolve: () => resolveOpenclawExecutable(openclawScript(), { HANGAR_NODE24: node24Binary(), PATH: '' }),
   },
 ]
