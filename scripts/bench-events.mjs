@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The event pipeline in npm run bench (also alone: `npm run build && node scripts/bench-events.mjs`).
+// The event pipeline in npm run bench (also alone: `npm run build && node scripts/bench-events.mjs
+// [--stream] [--sqlite|--postgres]`).
 // Numbers only, no assertion:
 // - parse + persist (once warm: after three warm-up passes, the median of three): recorded real agent
 //   streams replayed through each adapter's parser and the one event writer into the store, on SQLite and
@@ -222,14 +223,15 @@ async function streamLatency(root, engine, concurrentRuns) {
         spans.push(span)
         let buffer = ''
         for await (const chunk of response.body) {
-          const now = Date.now()
+          // The agent's clock (fake-cursor-agent.mjs): the wall clock to the microsecond.
+          const now = performance.timeOrigin + performance.now()
           buffer += decoder.decode(chunk, { stream: true })
           const lines = buffer.split('\n')
           buffer = lines.pop()
           for (const line of lines) {
             if (!line.startsWith('data: ')) continue
             events++
-            for (const match of line.matchAll(/\[t=(\d+)\]/g)) {
+            for (const match of line.matchAll(/\[t=(\d+(?:\.\d+)?)\]/g)) {
               samples.push([now, now - Number(match[1])])
               span.first = Math.min(span.first, now)
               span.last = now
@@ -254,9 +256,9 @@ async function streamLatency(root, engine, concurrentRuns) {
   }
 }
 
-export async function benchEvents(root, { streamOnly = false } = {}) {
+export async function benchEvents(root, { streamOnly = false, only } = {}) {
   const engines = {}
-  for (const engine of ['sqlite', 'postgres']) {
+  for (const engine of ['sqlite', 'postgres'].filter((engine) => !only || engine === only)) {
     try {
       engines[engine] = {
         persist: streamOnly ? [] : await benchPersist(root, engine),
@@ -307,6 +309,8 @@ export function printEventBench(engines) {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
-  // --stream: only the stdout → SSE figures (a minute instead of several).
-  printEventBench(await benchEvents(root, { streamOnly: process.argv.includes('--stream') }))
+  // --stream: only the stdout → SSE figures (a minute instead of several); --sqlite or --postgres: that
+  // engine alone.
+  const only = ['sqlite', 'postgres'].find((engine) => process.argv.includes(`--${engine}`))
+  printEventBench(await benchEvents(root, { streamOnly: process.argv.includes('--stream'), only }))
 }

@@ -1,13 +1,15 @@
 // The LLM proxy's cost: latency it adds over a direct call to a mock model (p50/p99, 1 KB and 200 KB
 // requests, and time to the first streamed byte), requests/s with 16 clients, and CPU per request — for
 // Hangar's proxy (feeds warm), the minimal Node pass-through the design note sets as the floor, and
-// Portkey's gateway 1.15.2 when it can be installed (into a cache outside the clone).
+// Portkey's gateway 1.15.2 when it can be installed (into a cache outside the clone). Part of npm run bench,
+// also alone: `npm run build && node scripts/bench-proxy.mjs`.
 import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import { createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { percentile } from './bench-support.mjs'
 
 const here = path.dirname(new URL(import.meta.url).pathname)
@@ -293,3 +295,5 @@ export function printProxyBench({ results, portkey, bytes }) {
   if (!portkey)
     console.log('  portkey: not installed (npm install into ~/.cache/hangar/portkey-1.15.2 failed)')
 }
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) printProxyBench(await benchProxy())
