@@ -19,6 +19,7 @@ const REPLAYS = 2000
 const CONCURRENT_RUNS = 20
 const WARM_UP_PASSES = 3
 const MEASURED_PASSES = 3
+const ENGINES = ['sqlite', 'postgres']
 
 /** An empty store on `engine`, and how to throw it away. */
 async function openBenchStore(root, engine) {
@@ -258,7 +259,7 @@ async function streamLatency(root, engine, concurrentRuns) {
 
 export async function benchEvents(root, { streamOnly = false, only } = {}) {
   const engines = {}
-  for (const engine of ['sqlite', 'postgres'].filter((engine) => !only || engine === only)) {
+  for (const engine of ENGINES.filter((engine) => !only || engine === only)) {
     try {
       engines[engine] = {
         persist: streamOnly ? [] : await benchPersist(root, engine),
@@ -311,6 +312,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
   // --stream: only the stdout → SSE figures (a minute instead of several); --sqlite or --postgres: that
   // engine alone.
-  const only = ['sqlite', 'postgres'].find((engine) => process.argv.includes(`--${engine}`))
+  const only = ENGINES.find((engine) => process.argv.includes(`--${engine}`))
   printEventBench(await benchEvents(root, { streamOnly: process.argv.includes('--stream'), only }))
 }
