@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 // The event pipeline in npm run bench (also alone: `npm run build && node scripts/bench-events.mjs
-// [--stream] [--sqlite|--postgres]`).
+// [--stream] [--sqlite|--postgres] [--stages]`).
 // Numbers only, no assertion:
 // - parse + persist (once warm: after three warm-up passes, the median of three): recorded real agent
 //   streams replayed through each adapter's parser and the one event writer into the store, on SQLite and
 //   on PostgreSQL — one run at a time, and 20 runs writing at once;
 // - agent stdout line → SSE client: a fake CLI prints timestamped lines, clients read them back over
-//   GET /api/runs/:id/events, with 1 and 20 runs streaming at once, on both engines.
+//   GET /api/runs/:id/events, with 1 and 20 runs streaming at once, on both engines; with --stages, also
+//   the time of each stage: agent → daemon (the pipe, and the daemon's loop getting to the line), to the
+//   store (parse, and the wait for the run's previous batch), store (its commit), to the socket (bus and
+//   SSE), socket → client.
 import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -148,10 +151,10 @@ export async function benchPersist(root, engine) {
   return results
 }
 
-function startDaemon(bin, dataDir, env, cwd) {
+function startDaemon(bin, dataDir, env, cwd, extraFlags = []) {
   return new Promise((resolve, reject) => {
     // BENCH_DAEMON_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"): profile the daemon under load.
-    const flags = (process.env.BENCH_DAEMON_NODE_FLAGS ?? '').split(' ').filter(Boolean)
+    const flags = [...(process.env.BENCH_DAEMON_NODE_FLAGS ?? '').split(' ').filter(Boolean), ...extraFlags]
     const child = spawn(process.execPath, [...flags, bin, 'up', '--port', '0', '--data-dir', dataDir], {
       env: { ...env, HANGAR_LOG_LEVEL: 'warn' },
       cwd,
@@ -180,8 +183,9 @@ async function stopDaemon(child) {
   await exited
 }
 
-async function streamLatency(root, engine, concurrentRuns) {
+async function streamLatency(root, engine, concurrentRuns, { stages = false } = {}) {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'hangar-bench-sse-'))
+  const stagesFile = path.join(scratch, 'stages.json')
   const project = path.join(scratch, 'project')
   mkdirSync(project)
   writeFileSync(
@@ -197,7 +201,15 @@ async function streamLatency(root, engine, concurrentRuns) {
   const schema = engine === 'postgres' ? await freshSchema('hangar_bench_events') : undefined
   if (schema) env.HANGAR_DATABASE_URL = schema.url
   const bin = path.join(root, 'dist/bin/hangar.js')
-  const daemon = await startDaemon(bin, path.join(scratch, 'data'), env, project)
+  // --stages: the daemon also times each line at every stage of its pipeline (bench-event-stages.mjs).
+  if (stages) env.BENCH_EVENT_STAGES_FILE = stagesFile
+  const preload = stages
+    ? [`--import=${pathToFileURL(path.join(root, 'scripts/bench-event-stages.mjs'))}`]
+    : []
+  const daemon = await startDaemon(bin, path.join(scratch, 'data'), env, project, preload)
+  // The client's receipt of each stamped line, by its stamp (for the last stage, socket → client).
+  const received = new Map()
+  let result
   try {
     const { token } = JSON.parse(readFileSync(path.join(scratch, 'data', 'daemon.json'), 'utf8'))
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
@@ -234,6 +246,7 @@ async function streamLatency(root, engine, concurrentRuns) {
             events++
             for (const match of line.matchAll(/\[t=(\d+(?:\.\d+)?)\]/g)) {
               samples.push([now, now - Number(match[1])])
+              if (stages) received.set(Number(match[1]), now)
               span.first = Math.min(span.first, now)
               span.last = now
             }
@@ -245,27 +258,52 @@ async function streamLatency(root, engine, concurrentRuns) {
     // event loop) is outside the window, and shows in the figure over all lines.
     const from = Math.max(...spans.map((span) => span.first))
     const until = Math.min(...spans.map((span) => span.last))
-    return {
+    result = {
       latencies: samples.map(([, latency]) => latency),
       allStreaming: samples.filter(([at]) => at >= from && at <= until).map(([, latency]) => latency),
       eventsPerSecond: events / ((performance.now() - started) / 1000),
     }
   } finally {
     await stopDaemon(daemon.child)
+    // Written as the daemon exits.
+    if (stages && result)
+      result.stages = stageDurations(JSON.parse(readFileSync(stagesFile, 'utf8')), received)
     await schema?.drop()
     rmSync(scratch, { recursive: true, force: true })
   }
+  return result
 }
 
-export async function benchEvents(root, { streamOnly = false, only } = {}) {
+/** Each stage's durations (ms) over the lines timed in the daemon and seen by the client. */
+function stageDurations(timed, received) {
+  const stages = {
+    'agent → daemon': [],
+    'to the store': [],
+    store: [],
+    'to the socket': [],
+    'socket → client': [],
+  }
+  for (const [stamp, read, storing, stored, sent] of timed) {
+    const client = received.get(stamp)
+    if (client === undefined) continue
+    stages['agent → daemon'].push(read - stamp)
+    stages['to the store'].push(storing - read)
+    stages.store.push(stored - storing)
+    stages['to the socket'].push(sent - stored)
+    stages['socket → client'].push(client - sent)
+  }
+  return stages
+}
+
+export async function benchEvents(root, { streamOnly = false, only, stages = false } = {}) {
   const engines = {}
   for (const engine of ENGINES.filter((engine) => !only || engine === only)) {
     try {
       engines[engine] = {
         persist: streamOnly ? [] : await benchPersist(root, engine),
         stream: {
-          one: await streamLatency(root, engine, 1),
-          many: await streamLatency(root, engine, CONCURRENT_RUNS),
+          one: await streamLatency(root, engine, 1, { stages }),
+          many: await streamLatency(root, engine, CONCURRENT_RUNS, { stages }),
         },
       }
     } catch (error) {
@@ -304,6 +342,12 @@ export function printEventBench(engines) {
       console.log(
         `  ${engine}, agent stdout → SSE client, ${label}: p50 ${pct(stream.latencies, 50)} ms  p99 ${pct(stream.latencies, 99)} ms  (n=${stream.latencies.length})${steady}; ${Math.round(stream.eventsPerSecond)} events/s delivered`,
       )
+      if (stream.stages) {
+        const parts = Object.entries(stream.stages).map(
+          ([stage, values]) => `${stage} ${pct(values, 50)} / ${pct(values, 99)}`,
+        )
+        console.log(`    where the time went (p50 / p99 ms): ${parts.join(', ')}`)
+      }
     }
   }
 }
@@ -311,7 +355,13 @@ export function printEventBench(engines) {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
   // --stream: only the stdout → SSE figures (a minute instead of several); --sqlite or --postgres: that
-  // engine alone.
+  // engine alone; --stages: also where each line's time went, stage by stage (the daemon then runs with
+  // bench-event-stages.mjs preloaded, which costs it a little: the headline figures are taken without).
   const only = ENGINES.find((engine) => process.argv.includes(`--${engine}`))
-  printEventBench(await benchEvents(root, { streamOnly: process.argv.includes('--stream'), only }))
+  const options = {
+    streamOnly: process.argv.includes('--stream'),
+    only,
+    stages: process.argv.includes('--stages'),
+  }
+  printEventBench(await benchEvents(root, options))
 }

@@ -1,3 +1,4 @@
+import diagnostics from 'node:diagnostics_channel'
 import { writeFileSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import os from 'node:os'
@@ -5,7 +6,13 @@ import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createAgentLauncher } from './agent-launcher.js'
 import { agentNiceness, autogroupOf } from './agent-priority.js'
-import { createSupervisor, groupAlive, STDERR_TAIL_BYTES } from './supervisor.js'
+import {
+  type AgentLineMessage,
+  agentLineRead,
+  createSupervisor,
+  groupAlive,
+  STDERR_TAIL_BYTES,
+} from './supervisor.js'
 import type { LaunchPlan } from './types.js'
 
 const shell = (script: string, stdin: string | null = null): LaunchPlan => ({
@@ -34,6 +41,22 @@ describe.each([
     const exit = await handle.exited
     expect(lines).toEqual(['one', 'two', 'three ✓', 'partial'])
     expect(exit).toEqual({ code: 0, signal: null, cancelled: false })
+  })
+
+  it('tells the hangar:agent-line-read diagnostics channel of each line, the last one too', async () => {
+    const published: string[] = []
+    const listener = (message: unknown) => published.push((message as AgentLineMessage).line)
+    diagnostics.subscribe(agentLineRead.name, listener)
+    try {
+      const handle = await createSupervisor().start(shell('printf "one\\n\\ntwo"'), os.tmpdir(), {
+        onLine: () => {},
+      })
+      await handle.exited
+      // Other tests' agents may run meanwhile: only this one's lines are looked at.
+      expect(published.filter((line) => line === 'one' || line === 'two')).toEqual(['one', 'two'])
+    } finally {
+      diagnostics.unsubscribe(agentLineRead.name, listener)
+    }
   })
 
   it('keeps only a bounded tail of stderr', async () => {

@@ -3,6 +3,7 @@
 // (SIGTERM, then SIGKILL after a grace period) until no process of it is left. Some CLIs re-spawn
 // themselves (Gemini, OpenClaw) or leave helpers behind; only a group kill reaches them.
 import { type ChildProcess, spawn as nodeSpawn } from 'node:child_process'
+import diagnostics from 'node:diagnostics_channel'
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
@@ -12,6 +13,16 @@ import type { AgentLauncher } from './agent-launcher.js'
 import type { LaunchPlan } from './types.js'
 
 export const STDERR_TAIL_BYTES = 64 * 1024
+
+/**
+ * Each line of an agent's stdout as it is split off, before any parsing: the first stage of the event
+ * pipeline's timing (runs/event-timing.ts). Published only while something in this process subscribes.
+ */
+export const agentLineRead = diagnostics.channel('hangar:agent-line-read')
+
+export interface AgentLineMessage {
+  line: string
+}
 
 export interface ProcessExit {
   code: number | null
@@ -165,13 +176,17 @@ export function createSupervisor(options: { spawn?: SpawnFunction; launcher?: Ag
 
       const decoder = new StringDecoder('utf8')
       let pending = ''
+      const emitLine = (line: string) => {
+        if (agentLineRead.hasSubscribers) agentLineRead.publish({ line })
+        handlers.onLine(line)
+      }
       const emitLines = (text: string) => {
         pending += text
         let newline = pending.indexOf('\n')
         while (newline !== -1) {
           const line = pending.slice(0, newline).replace(/\r$/, '')
           pending = pending.slice(newline + 1)
-          if (line.length > 0) handlers.onLine(line)
+          if (line.length > 0) emitLine(line)
           newline = pending.indexOf('\n')
         }
       }
@@ -185,7 +200,7 @@ export function createSupervisor(options: { spawn?: SpawnFunction; launcher?: Ag
       const exited = child.closed.then(({ code, signal }): ProcessExit => {
         untrack()
         emitLines(decoder.end())
-        if (pending.trim().length > 0) handlers.onLine(pending.replace(/\r$/, ''))
+        if (pending.trim().length > 0) emitLine(pending.replace(/\r$/, ''))
         pending = ''
         return { code, signal, cancelled }
       })

@@ -1,6 +1,8 @@
+import diagnostics from 'node:diagnostics_channel'
 import { describe, expect, it, vi } from 'vitest'
 import type { EventEnvelope } from '../core/events.js'
 import { createRedactor } from '../core/redact.js'
+import { type EventsMessage, eventsStored, eventsStoring } from './event-timing.js'
 import { createEventWriter } from './event-writer.js'
 
 function fakeRuns() {
@@ -18,6 +20,33 @@ function fakeRuns() {
 }
 
 describe('event-writer', () => {
+  it('tells the diagnostics channels of each batch just before it is stored and once it is', async () => {
+    const order: string[] = []
+    const runs = {
+      appendEvents: async (envelopes: readonly EventEnvelope[]) => {
+        order.push(`append ${envelopes.map((envelope) => envelope.seq).join(',')}`)
+      },
+    }
+    const storing = (message: unknown) =>
+      order.push(`storing ${(message as EventsMessage).envelopes.map((envelope) => envelope.seq).join(',')}`)
+    const stored = (message: unknown) =>
+      order.push(`stored ${(message as EventsMessage).envelopes.map((envelope) => envelope.seq).join(',')}`)
+    diagnostics.subscribe(eventsStoring.name, storing)
+    diagnostics.subscribe(eventsStored.name, stored)
+    try {
+      const writer = createEventWriter({ runs, runId: 'run_1', redactor: createRedactor() })
+      writer.write({ type: 'text-delta', text: 'a' })
+      writer.write({ type: 'tool-call', toolCallId: 't1', name: 'Read', input: {} })
+      await writer.flush()
+      writer.write({ type: 'run-end', status: 'succeeded' })
+      await writer.flush()
+      expect(order).toEqual(['storing 1,2', 'append 1,2', 'stored 1,2', 'storing 3', 'append 3', 'stored 3'])
+    } finally {
+      diagnostics.unsubscribe(eventsStoring.name, storing)
+      diagnostics.unsubscribe(eventsStored.name, stored)
+    }
+  })
+
   it('assigns dense seqs, batches writes and coalesces adjacent deltas', async () => {
     const runs = fakeRuns()
     const writer = createEventWriter({ runs, runId: 'run_1', redactor: createRedactor(), batchDelayMs: 20 })

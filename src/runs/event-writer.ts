@@ -12,6 +12,7 @@ import { PROTOCOL_VERSION } from '../core/events.js'
 import { type Clock, systemClock } from '../core/ids.js'
 import type { Redactor } from '../core/redact.js'
 import type { RunsRepository } from '../store/repositories/runs-repository.js'
+import { eventsStored, eventsStoring } from './event-timing.js'
 
 /** 0: a batch is stored on the next turn of the event loop (setImmediate), not after a timer. */
 export const DEFAULT_BATCH_DELAY_MS = 0
@@ -144,7 +145,9 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
       envelopes[index] = envelope as unknown as EventEnvelope
     }
     seq += batch.length
+    if (eventsStoring.hasSubscribers) eventsStoring.publish({ envelopes })
     await options.runs.appendEvents(envelopes)
+    if (eventsStored.hasSubscribers) eventsStored.publish({ envelopes })
     options.onDelivered?.(envelopes)
   }
 

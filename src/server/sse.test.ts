@@ -1,3 +1,4 @@
+import diagnostics from 'node:diagnostics_channel'
 import http from 'node:http'
 import { Hono } from 'hono'
 import { describe, expect, it } from 'vitest'
@@ -5,6 +6,7 @@ import { AppError, isAppError } from '../core/errors.js'
 import type { AgentEvent, EventEnvelope } from '../core/events.js'
 import { silentLogger } from '../core/logger.js'
 import { createEventBus, type EventBus, type Subscription } from '../runs/event-bus.js'
+import { type EventSentMessage, eventSent } from '../runs/event-timing.js'
 import { createErrorHandler } from './error-envelope.js'
 import { listen } from './listen.js'
 import {
@@ -128,6 +130,23 @@ describe('sse', () => {
     expect(await response.text()).toBe(
       run.stored.map((envelope) => formatSseEvent(envelope, String(envelope.seq))).join(''),
     )
+  })
+
+  it('tells the hangar:event-sent diagnostics channel of each event it hands to the connection', async () => {
+    const sent: EventEnvelope[] = []
+    const listener = (message: unknown) => sent.push((message as EventSentMessage).envelope)
+    diagnostics.subscribe(eventSent.name, listener)
+    try {
+      const bus = createEventBus()
+      const run = fakeRun(bus)
+      run.write({ type: 'text-delta', text: 'a' })
+      run.write({ type: 'run-end', status: 'succeeded' })
+      const response = await appStreaming(() => run.subscribe()).request('http://localhost/events')
+      await response.text()
+      expect(sent).toEqual(run.stored)
+    } finally {
+      diagnostics.unsubscribe(eventSent.name, listener)
+    }
   })
 
   it('serialises an envelope once for all its subscribers: each gets the very same bytes', async () => {

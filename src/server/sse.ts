@@ -9,6 +9,7 @@ import { AppError } from '../core/errors.js'
 import { envelopeJson } from '../core/envelope-json.js'
 import type { EventEnvelope } from '../core/events.js'
 import type { EventPosition, Subscription } from '../runs/event-bus.js'
+import { eventSent } from '../runs/event-timing.js'
 
 export const DEFAULT_KEEP_ALIVE_MS = 15_000
 /** How long a client may take to read the end of a stream before its connection is cut. */
@@ -118,6 +119,7 @@ export function streamSubscription(
         if (next.done) return finish(controller)
         const { value } = next
         controller.enqueue(sseEventBytes(value, options.idOf(value), options.namedEvents))
+        if (eventSent.hasSubscribers) eventSent.publish({ envelope: value })
       } catch (error) {
         pulling = false
         if (!open) return
