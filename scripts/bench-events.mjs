@@ -282,6 +282,8 @@ function stageDurations(timed, received) {
     store: [],
     'to the socket': [],
     'socket → client': [],
+    // The whole way but the client's own share: what a client on other cores would see, less its network.
+    'stdout → socket, all': [],
   }
   for (const [stamp, read, storing, stored, sent] of timed) {
     const client = received.get(stamp)
@@ -291,6 +293,7 @@ function stageDurations(timed, received) {
     stages.store.push(stored - storing)
     stages['to the socket'].push(sent - stored)
     stages['socket → client'].push(client - sent)
+    stages['stdout → socket, all'].push(sent - stamp)
   }
   return stages
 }
