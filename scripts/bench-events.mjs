@@ -16,7 +16,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { pathToFileURL } from 'node:url'
-import { DATABASE_URL, freshSchema, percentile } from './bench-support.mjs'
+import { DATABASE_URL, formatMachineSpeed, freshSchema, machineSpeed, percentile } from './bench-support.mjs'
 
 const REPLAYS = 2000
 const CONCURRENT_RUNS = 20
@@ -366,5 +366,9 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     only,
     stages: process.argv.includes('--stages'),
   }
-  printEventBench(await benchEvents(root, options))
+  const speedBefore = machineSpeed()
+  const engines = await benchEvents(root, options)
+  console.log(`this machine's speed before: ${formatMachineSpeed(speedBefore)}`)
+  console.log(`               after: ${formatMachineSpeed(machineSpeed())}`)
+  printEventBench(engines)
 }

@@ -28,3 +28,36 @@ export async function freshSchema(prefix = 'hangar_bench') {
     },
   }
 }
+
+/**
+ * How steady this machine's speed is: one fixed piece of single-threaded CPU work (JSON parsing, no I/O),
+ * timed `count` times in a row. On a dedicated machine the times stay within a few per cent of the
+ * fastest; on a shared virtual machine they have been seen to swing 1.5–4× within seconds (CPU time as
+ * well as wall time: the host's other tenants slow each instruction). Absolute figures of a bench taken
+ * in such a spell (events/s, p99 latencies) swing with them; the proxy's side-by-side ratios do not.
+ */
+export function machineSpeed(count = 100) {
+  const text = JSON.stringify(
+    Array.from({ length: 200 }, (_, index) => ({ id: index, name: `item ${index}`, tags: ['a', 'b'] })),
+  )
+  const work = () => {
+    let total = 0
+    for (let round = 0; round < 300; round++) total += JSON.parse(text).length
+    return total
+  }
+  for (let warmUp = 0; warmUp < 10; warmUp++) work()
+  const times = []
+  for (let index = 0; index < count; index++) {
+    const started = performance.now()
+    work()
+    times.push(performance.now() - started)
+  }
+  return times
+}
+
+/** machineSpeed's times as one line: the fastest, the median and the slowest tenth, and their spread. */
+export function formatMachineSpeed(times) {
+  const fastest = Math.min(...times)
+  const [p50, p90] = [percentile(times, 50), percentile(times, 90)]
+  return `fixed CPU task ${fastest.toFixed(1)} ms at best, p50 ${p50.toFixed(1)} ms (${(p50 / fastest).toFixed(2)}×), p90 ${p90.toFixed(1)} ms (${(p90 / fastest).toFixed(2)}×)`
+}

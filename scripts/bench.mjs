@@ -10,7 +10,7 @@ import { benchProxy, printProxyBench } from './bench-proxy.mjs'
 import { benchCluster, printClusterBench } from './bench-cluster.mjs'
 import { benchWeb, printWebBench } from './bench-web.mjs'
 import { benchWorkspaceSync, formatBytes } from './bench-workspace-sync.mjs'
-import { percentile } from './bench-support.mjs'
+import { formatMachineSpeed, machineSpeed, percentile } from './bench-support.mjs'
 import { benchSandbox, printSandboxBench } from './bench-sandbox.mjs'
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
@@ -62,6 +62,8 @@ async function latency(url, count, init) {
   return samples
 }
 
+// The machine's own steadiness, before and after: the absolute figures below are only as steady as it is.
+const speedBefore = machineSpeed()
 const cold = []
 const warm = []
 const rss = []
@@ -141,7 +143,10 @@ const web = await benchWeb(root)
 const cluster = await benchCluster(root)
 const sandbox = await benchSandbox()
 
+const speedAfter = machineSpeed()
 console.log(`hangar bench (node ${process.versions.node}, ${os.cpus().length} cores)`)
+console.log(`this machine's speed before the bench: ${formatMachineSpeed(speedBefore)}`)
+console.log(`                      after the bench: ${formatMachineSpeed(speedAfter)}`)
 console.log(`hangar up start-up, cold (new data dir):  ${summary(cold, ' ms')}`)
 console.log(`hangar up start-up, warm (existing dir):  ${summary(warm, ' ms')}`)
 console.log(`idle RSS after start-up:                  ${summary(rss, ' MB')}`)
