@@ -6,10 +6,13 @@
 import diagnostics from 'node:diagnostics_channel'
 import { writeFileSync } from 'node:fs'
 
+/** The stamp the fake agent (fake-cursor-agent.mjs) puts in its lines: `[t=<wall clock, ms>]`. */
+export const STAMP = /\[t=(\d+(?:\.\d+)?)\]/g
+
 const file = process.env.BENCH_EVENT_STAGES_FILE
-// The daemon only: its agents inherit nothing of this, but a CLI command would.
+// The daemon only (its agents inherit nothing of this, but a CLI command would); bench-events.mjs imports
+// STAMP from here, and so runs none of it.
 if (file && process.argv.includes('up')) {
-  const STAMP = /\[t=(\d+(?:\.\d+)?)\]/g
   /** stamp → [read, storing, stored, sent] */
   const times = new Map()
   const now = () => performance.timeOrigin + performance.now()

@@ -16,6 +16,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { pathToFileURL } from 'node:url'
+import { STAMP } from './bench-event-stages.mjs'
 import { DATABASE_URL, formatMachineSpeed, freshSchema, machineSpeed, percentile } from './bench-support.mjs'
 
 const REPLAYS = 2000
@@ -244,7 +245,7 @@ async function streamLatency(root, engine, concurrentRuns, { stages = false } = 
           for (const line of lines) {
             if (!line.startsWith('data: ')) continue
             events++
-            for (const match of line.matchAll(/\[t=(\d+(?:\.\d+)?)\]/g)) {
+            for (const match of line.matchAll(STAMP)) {
               samples.push([now, now - Number(match[1])])
               if (stages) received.set(Number(match[1]), now)
               span.first = Math.min(span.first, now)
