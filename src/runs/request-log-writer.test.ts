@@ -73,15 +73,11 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
 
   it('stores a batch whole or not at all, and then the good rows of a failed batch each alone', async () => {
     writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 600_000 })
+    const existing = row()
+    await testStore.store.proxyRequestLog.recordMany([{ userId, row: existing }])
     const good = [row(), row()]
-    // A run that does not exist: its foreign key fails the statement.
-    const bad = proxyRequestRow({
-      id: 'p-bad',
-      profile: 'reviewer',
-      startedAt: new Date().toISOString(),
-      costUsd: null,
-      runId: 'run_missing',
-    })
+    // Its id is taken: its primary key fails the statement.
+    const bad = { ...row(), id: existing.id }
     await expect(
       testStore.store.proxyRequestLog.recordMany([
         { userId, row: good[0]! },
@@ -89,12 +85,57 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
         { userId, row: good[1]! },
       ]),
     ).rejects.toThrow()
-    expect(await stored()).toBe(0)
+    expect(await stored()).toBe(1)
     writer.add(userId, good[0]!)
     writer.add(userId, bad)
     writer.add(userId, good[1]!)
     await writer.flush()
-    expect(await stored()).toBe(2)
+    expect(await stored()).toBe(3)
+  })
+
+  it('does not store, nor count, a row whose run was deleted before it was written', async () => {
+    writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 600_000 })
+    const since = new Date(Date.now() - 60_000).toISOString()
+    const spent = () => testStore.store.forUser(userId).proxyRequests.spentSince('reviewer', since)
+    const orphan = proxyRequestRow({
+      id: 'p-orphan',
+      profile: 'reviewer',
+      startedAt: new Date().toISOString(),
+      costUsd: 0.5,
+      runId: 'run_deleted',
+    })
+    writer.add(userId, row())
+    writer.add(userId, orphan)
+    await writer.flush()
+    expect(await stored()).toBe(1)
+    expect(await spent()).toBe(0.5)
+    expect(await testStore.store.forUser(userId).proxyRequests.listForRun('run_deleted')).toEqual([])
+  })
+
+  it("deletes a run's rows with the run, also when its conversation's deletion deletes it", async () => {
+    writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 600_000 })
+    const scope = testStore.store.forUser(userId)
+    const conversation = await scope.conversations.create({ title: 'c', profile: 'a', project: 'p' })
+    const inConversation = (
+      await scope.runs.create({
+        agent: 'a',
+        adapter: 'builtin',
+        prompt: 'p',
+        cwd: '/w',
+        conversationId: conversation.id,
+      })
+    ).id
+    writer.add(userId, row())
+    writer.add(userId, { ...row(), runId: inConversation })
+    writer.add(userId, { ...row(), runId: inConversation })
+    await writer.flush()
+    expect((await scope.proxyRequests.totalsForRun(inConversation)).requests).toBe(2)
+    await scope.conversations.delete(conversation.id)
+    expect((await scope.proxyRequests.totalsForRun(inConversation)).requests).toBe(0)
+    expect(await stored()).toBe(1)
+    // Budgets keep what was spent: the money went.
+    const since = new Date(Date.now() - 60_000).toISOString()
+    expect(await scope.proxyRequests.spentSince('reviewer', since)).toBe(1.5)
   })
 
   it('keeps every field of a row', async () => {
@@ -121,6 +162,23 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
     await writer.flush()
     const [record] = await testStore.store.forUser(userId).proxyRequests.listForRun(runId)
     expect(record).toEqual(full)
+  })
+
+  it("stores, in the batch's own statement, text that COPY's format escapes as it came", async () => {
+    writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 600_000 })
+    const odd = proxyRequestRow({
+      id: 'p-odd',
+      profile: 'reviewer',
+      startedAt: new Date().toISOString(),
+      costUsd: null,
+      runId,
+    })
+    // Backslash, tab, newline and carriage return, and the null and end markers as text.
+    odd.error = 'went away\tat 03:04\r\nretry: C:\\tmp \\N \\. "quoted" ünïcødé'
+    odd.path = '/v1/messages\\N'
+    odd.model = '\\N'
+    await testStore.store.proxyRequestLog.recordMany([{ userId, row: odd }])
+    expect(await testStore.store.forUser(userId).proxyRequests.listForRun(runId)).toEqual([odd])
   })
 
   it('stores a queued row by itself within the flush interval', async () => {

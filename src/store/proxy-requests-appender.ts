@@ -138,7 +138,10 @@ const POSTGRES_INSERT = {
   text:
     `WITH added AS (${INTO} SELECT ${COLUMNS.join(', ')} FROM json_to_recordset($1::json) AS row(` +
     COLUMNS.map((column) => `${column} ${POSTGRES_TYPES[column]}`).join(', ') +
-    ') RETURNING user_id, profile, started_at, cost_usd) ' +
+    // The request log has no foreign keys here (migration 0019): a row whose run was deleted while it
+    // waited to be written goes with it, as the run's stored rows went.
+    ') WHERE row.run_id IS NULL OR EXISTS (SELECT 1 FROM runs WHERE runs.id = row.run_id) ' +
+    'RETURNING user_id, profile, started_at, cost_usd) ' +
     'INSERT INTO proxy_spend (user_id, profile, minute, cost_usd) ' +
     'SELECT user_id, profile, substr(started_at, 1, 16), sum(cost_usd) FROM added WHERE cost_usd IS NOT NULL ' +
     `GROUP BY user_id, profile, substr(started_at, 1, 16) ${ADD_SPEND}`,
