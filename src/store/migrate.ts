@@ -20,6 +20,7 @@ import * as triggers from './migrations/0016-triggers.js'
 import * as workspaceHostCopies from './migrations/0017-workspace-host-copies.js'
 import * as proxySpend from './migrations/0018-proxy-spend.js'
 import * as proxyRequestsUnchecked from './migrations/0019-proxy-requests-unchecked.js'
+import * as runEventsUnchecked from './migrations/0020-run-events-unchecked.js'
 import type { Database } from './schema.js'
 import { VERSION } from '../version.js'
 
@@ -42,6 +43,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0017-workspace-host-copies': workspaceHostCopies,
   '0018-proxy-spend': proxySpend,
   '0019-proxy-requests-unchecked': proxyRequestsUnchecked,
+  '0020-run-events-unchecked': runEventsUnchecked,
 }
 
 export async function migrateToLatest(db: Kysely<Database>, engine: 'sqlite' | 'postgres'): Promise<void> {

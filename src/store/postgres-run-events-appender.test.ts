@@ -35,6 +35,9 @@ describe('PostgreSQL run event statements', () => {
       'CREATE TABLE run_events (run_id TEXT NOT NULL, seq INTEGER NOT NULL, ts TEXT NOT NULL, ' +
         'type TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (run_id, seq))',
     )
+    // The statement stores only the events of runs that exist.
+    await pool.query('CREATE TABLE runs (id TEXT PRIMARY KEY)')
+    await pool.query("INSERT INTO runs (id) VALUES ('run_a'), ('run_b'), ('run_c')")
     statements = []
     const first = new Promise<void>((resolve) => (releaseFirst = resolve))
     recordingPool = {

@@ -15,11 +15,15 @@
 import type pg from 'pg'
 import type { AppendRequest, RunEventsAppender } from './run-events-appender.js'
 
+// run_events has no foreign key here (migration 0020): a run's events arriving after the run was deleted
+// are skipped, as its stored events were deleted with it.
+const ROWS =
+  'SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[]) ' +
+  'AS row(run_id, seq, ts, type, data) WHERE EXISTS (SELECT 1 FROM runs WHERE runs.id = row.run_id)'
+
 const APPEND = {
   name: 'hangar_append_run_events',
-  text:
-    'INSERT INTO run_events (run_id, seq, ts, type, data) ' +
-    'SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[])',
+  text: `INSERT INTO run_events (run_id, seq, ts, type, data) ${ROWS}`,
 }
 
 // The notice is the cluster live source's: {origin, userId, conversationId, runId, fromSeq, toSeq}, the
@@ -27,8 +31,7 @@ const APPEND = {
 const APPEND_AND_ANNOUNCE = {
   name: 'hangar_append_announce_run_events',
   text:
-    'WITH stored AS (INSERT INTO run_events (run_id, seq, ts, type, data) ' +
-    'SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[]) ' +
+    `WITH stored AS (INSERT INTO run_events (run_id, seq, ts, type, data) ${ROWS} ` +
     'RETURNING run_id, seq), ' +
     'ranges AS (SELECT run_id, min(seq) AS from_seq, max(seq) AS to_seq FROM stored GROUP BY run_id) ' +
     "SELECT pg_notify($6, json_build_object('origin', $7::text, 'userId', runs.user_id, " +

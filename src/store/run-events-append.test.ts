@@ -105,4 +105,34 @@ describe.each(STORE_ENGINES)('run event append ($name)', (engine) => {
     )
     expect(await allEvents(runs, run.id)).toEqual(textEvents(run.id, 1, 2))
   })
+
+  it('stores nothing for a run that is gone, and the other runs of the same turn get theirs', async () => {
+    const run = await newRun()
+    const results = await Promise.allSettled([
+      runs.appendEvents(textEvents('run_gone', 1, 2)),
+      runs.appendEvents(textEvents(run.id, 1, 2)),
+    ])
+    expect(results[1]!.status).toBe('fulfilled')
+    expect(await runs.lastEventSeq('run_gone')).toBe(0)
+    expect(await allEvents(runs, run.id)).toEqual(textEvents(run.id, 1, 2))
+  })
+
+  it("deletes a run's events with it when its conversation is deleted", async () => {
+    const ownerId = (await store.users.findOwner())!.id
+    const conversations = store.forUser(ownerId).conversations
+    const conversation = await conversations.create({ title: 'c', profile: 'builtin', project: 'p' })
+    const run = await runs.create({
+      agent: 'builtin',
+      adapter: 'builtin',
+      prompt: 'p',
+      cwd: '/tmp',
+      conversationId: conversation.id,
+    })
+    const other = await newRun()
+    await runs.appendEvents(textEvents(run.id, 1, 3))
+    await runs.appendEvents(textEvents(other.id, 1, 2))
+    await conversations.delete(conversation.id)
+    expect(await runs.lastEventSeq(run.id)).toBe(0)
+    expect(await runs.lastEventSeq(other.id)).toBe(2)
+  })
 })
