@@ -19,8 +19,7 @@ import * as notifications from './migrations/0015-notifications.js'
 import * as triggers from './migrations/0016-triggers.js'
 import * as workspaceHostCopies from './migrations/0017-workspace-host-copies.js'
 import * as proxySpend from './migrations/0018-proxy-spend.js'
-import * as proxyRequestsUnchecked from './migrations/0019-proxy-requests-unchecked.js'
-import * as runEventsUnchecked from './migrations/0020-run-events-unchecked.js'
+import * as uncheckedRunKeys from './migrations/0019-unchecked-run-keys.js'
 import type { Database } from './schema.js'
 import { VERSION } from '../version.js'
 
@@ -42,8 +41,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0016-triggers': triggers,
   '0017-workspace-host-copies': workspaceHostCopies,
   '0018-proxy-spend': proxySpend,
-  '0019-proxy-requests-unchecked': proxyRequestsUnchecked,
-  '0020-run-events-unchecked': runEventsUnchecked,
+  '0019-unchecked-run-keys': uncheckedRunKeys,
 }
 
 export async function migrateToLatest(db: Kysely<Database>, engine: 'sqlite' | 'postgres'): Promise<void> {

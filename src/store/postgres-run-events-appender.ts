@@ -15,7 +15,7 @@
 import type pg from 'pg'
 import type { AppendRequest, RunEventsAppender } from './run-events-appender.js'
 
-// run_events has no foreign key here (migration 0020): a run's events arriving after the run was deleted
+// run_events has no foreign key here (migration 0019): a run's events arriving after the run was deleted
 // are skipped, as its stored events were deleted with it.
 const ROWS =
   'SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[]) ' +

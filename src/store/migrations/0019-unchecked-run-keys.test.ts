@@ -1,5 +1,5 @@
-// Migrations 0019 and 0020 drop the foreign keys of the request log and of run events on PostgreSQL only
-// (triggers delete a run's rows with it), keep them on SQLite, and their downs put them back.
+// Migration 0019 drops the foreign keys of the request log and of run events on PostgreSQL only (a trigger
+// deletes a run's rows with it), keeps them on SQLite, and its down puts them back.
 import { mkdtemp } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -28,7 +28,7 @@ async function foreignKeys(handle: DatabaseHandle): Promise<{ proxyRequests: num
   return { proxyRequests: await count('proxy_requests'), runEvents: await count('run_events') }
 }
 
-describe.each(ENGINES)('migrations 0019 and 0020, unchecked keys ($name)', (engine) => {
+describe.each(ENGINES)('migration 0019-unchecked-run-keys ($name)', (engine) => {
   it('drops the foreign keys on PostgreSQL only, and its down restores them', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-migration-'))
     const handle = await openDatabase({ dataDir, url: await engine.url() })
