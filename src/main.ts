@@ -310,16 +310,21 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
     }
     const adapters = createDefaultAdapterRegistry()
     // Several daemons on one PostgreSQL: events stored by any of them reach the subscribers of all.
+    // Until the bus exists (a peer answering while this daemon starts), there is no subscriber to resync.
+    let resyncBus = () => {}
     const clusterSource = store.notifications
       ? await createClusterLiveSource({
           notifications: store.notifications,
           store,
           origin: info.bootId,
-          onGap: () => bus.resync(),
+          onGap: () => resyncBus(),
           log: log.child({ component: 'events' }),
+          leaseMs: options.config.server.leaseMs,
+          heartbeatMs: options.config.server.heartbeatMs,
         })
       : undefined
     const bus: EventBus = createEventBus(clusterSource ? { source: clusterSource } : {})
+    resyncBus = () => bus.resync()
     // Attempts check their workspace when their run ends here (made below: it needs the run submitter).
     const attemptsSink: { onEvents?: AttemptsService['onEvents'] } = {}
     // Set below: a run a trigger started reports when it ends (on the node that ran it).

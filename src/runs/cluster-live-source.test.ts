@@ -15,24 +15,46 @@ const postgres = STORE_ENGINES.find((engine) => engine.name === 'postgres')!
 describe('cluster live source (postgres)', () => {
   let testStore: TestStore
   let store: Store
-  const opened: { source: ClusterLiveSource; bus: EventBus; nodeStore: Store }[] = []
+  const opened: { source: ClusterLiveSource; bus: EventBus; nodeStore: Store; origin: string }[] = []
   /** Each node's own store (its own pool and appender, as a daemon has). */
   const storeOf = new Map<EventBus, Store>()
+  const sourceOf = new Map<EventBus, ClusterLiveSource>()
+  /** How many times each node's subscribers were told to replay. */
+  const resyncs = new Map<string, number>()
 
-  async function node(origin: string) {
+  /** A node; once it is made, it and the nodes before it know of each other (their hellos were answered). */
+  async function node(origin: string, presence: { leaseMs?: number; heartbeatMs?: number } = {}) {
     const nodeStore = await openStore({ dataDir: testStore.dataDir, url: testStore.databaseUrl })
+    // The bus is made once the source is: a peer's answer while the source starts finds none to resync.
+    const made: { bus?: EventBus } = {}
     const source = await createClusterLiveSource({
       notifications: nodeStore.notifications!,
       store: nodeStore,
       origin,
-      // Called only after a drop, long after `bus` below exists.
-      onGap: () => bus.resync(),
+      onGap: () => {
+        resyncs.set(origin, (resyncs.get(origin) ?? 0) + 1)
+        made.bus?.resync()
+      },
       log: silentLogger,
+      ...presence,
     })
-    const bus = createEventBus({ source })
-    opened.push({ source, bus, nodeStore })
+    const bus = (made.bus = createEventBus({ source }))
+    const others = opened.map((other) => other.origin)
+    opened.push({ source, bus, nodeStore, origin })
     storeOf.set(bus, nodeStore)
+    sourceOf.set(bus, source)
+    await until(
+      () =>
+        others.every((other) => source.presence.peers().includes(other)) &&
+        opened.every((other) => other.origin === origin || other.source.presence.peers().includes(origin)),
+    )
+    // Replays from the store told while the nodes met are over: counted from here.
+    resyncs.set(origin, 0)
     return bus
+  }
+
+  async function until(condition: () => boolean): Promise<void> {
+    while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5))
   }
 
   beforeEach(async () => {
@@ -46,6 +68,8 @@ describe('cluster live source (postgres)', () => {
       await nodeStore.close()
     }
     storeOf.clear()
+    sourceOf.clear()
+    resyncs.clear()
     await testStore.dispose()
   })
 
@@ -165,5 +189,143 @@ describe('cluster live source (postgres)', () => {
       await admin.end()
     }
     expect(await subscription.ended).toBe('lagging')
+  })
+  /** What is said on the events channel, as a listener that is no daemon hears it. */
+  async function eavesdrop() {
+    const client = new pg.Client({ connectionString: testStore.databaseUrl })
+    await client.connect()
+    const schema = (await client.query<{ schema: string }>('select current_schema() as schema')).rows[0]!
+      .schema
+    const heard: Record<string, unknown>[] = []
+    client.on('notification', (message) => heard.push(JSON.parse(message.payload ?? 'null')))
+    const channel = `hangar_events.${schema}`.slice(0, 63)
+    await client.query(`LISTEN ${client.escapeIdentifier(channel)}`)
+    return {
+      heard,
+      /** Sends `payload` on the channel and waits until it is heard back: all sent before it was heard too. */
+      async say(payload: Record<string, unknown>) {
+        await client.query('select pg_notify($1, $2)', [channel, JSON.stringify(payload)])
+        await until(() => heard.some((message) => JSON.stringify(message) === JSON.stringify(payload)))
+      },
+      notices: () => heard.filter((message) => 'runId' in message),
+      said: (origin: string) =>
+        heard
+          .filter((message) => message.origin === origin && 'presence' in message)
+          .map((message) => message.presence),
+      end: () => client.end(),
+    }
+  }
+
+  // Every NOTIFY wakes every listening connection of the database: a daemon alone sends none.
+  it('announces nothing while no other daemon listens, and from the moment one says hello', async () => {
+    const channel = await eavesdrop()
+    try {
+      const a = await node('node-a')
+      const first = await newRun()
+      await first.write(a, [{ type: 'text-delta', text: 'alone' }])
+      await channel.say({ marker: 1 })
+      expect(sourceOf.get(a)!.presence.announcing()).toBe(false)
+      expect(channel.notices()).toEqual([])
+      expect(channel.said('node-a')).toEqual(['hello'])
+
+      const b = await node('node-b')
+      expect(sourceOf.get(a)!.presence.announcing()).toBe(true)
+      const reading = readAll(b, first)
+      await first.write(a, [{ type: 'run-end', status: 'succeeded' }])
+      // Stored before b came, replayed from the store; then live.
+      expect(await reading).toEqual([1, 2])
+      await channel.say({ marker: 'after run-end' })
+      expect(channel.notices()).toEqual([
+        expect.objectContaining({ origin: 'node-a', runId: first.run.id, toSeq: 2 }),
+      ])
+      expect(channel.said('node-a')).toEqual(['hello', 'here'])
+      // No heartbeat told b of a: b announced once a answered, and said so.
+      expect(channel.said('node-b')).toEqual(['hello', 'here'])
+
+      // b stops cleanly: a is alone again, says so, and stops announcing.
+      const bEntry = opened.find((entry) => entry.origin === 'node-b')!
+      opened.splice(opened.indexOf(bEntry), 1)
+      bEntry.bus.close()
+      await bEntry.source.close()
+      await bEntry.nodeStore.close()
+      await until(() => !sourceOf.get(a)!.presence.announcing())
+      const second = await newRun()
+      await second.write(a, [{ type: 'text-delta', text: 'alone again' }])
+      await channel.say({ marker: 2 })
+      expect(channel.notices()).toHaveLength(1)
+      expect(channel.said('node-b')).toEqual(['hello', 'here', 'bye'])
+      expect(channel.said('node-a')).toEqual(['hello', 'here', 'quiet'])
+    } finally {
+      await channel.end()
+    }
+  })
+
+  // What a daemon stored before it announced may have reached no other daemon: theirs replay from the store.
+  it('answers a hello with here, and has the subscribers of a daemon that hears here replay', async () => {
+    await node('node-a')
+    await node('node-b')
+    const channel = await eavesdrop()
+    try {
+      // A third daemon starts (or one's lost connection is back): both answer, each hears the other's here.
+      await channel.say({ origin: 'node-c', presence: 'hello' })
+      await until(() => channel.said('node-a').includes('here') && channel.said('node-b').includes('here'))
+      await until(() => resyncs.get('node-a')! >= 1 && resyncs.get('node-b')! >= 1)
+      expect(sourceOf.get(opened[0]!.bus)!.presence.peers()).toEqual(['node-b', 'node-c'])
+    } finally {
+      await channel.end()
+    }
+  })
+
+  it('says hello when a daemon that believes itself alone falls quiet while this one listens', async () => {
+    await node('node-a')
+    const channel = await eavesdrop()
+    try {
+      await channel.say({ origin: 'node-q', presence: 'quiet' })
+      await until(() => channel.said('node-a').length === 1)
+      expect(channel.said('node-a')).toEqual(['hello'])
+    } finally {
+      await channel.end()
+    }
+  })
+
+  // Heartbeats: a starting daemon waits for the answer of those that beat, and a peer whose lease ran out
+  // (no beat, no news) is dropped.
+  it('knows the peers that beat within their lease, and drops those whose lease ran out', async () => {
+    const a = await node('node-a', { leaseMs: 60_000, heartbeatMs: 20 })
+    const beat = (bootId: string, at: Date) =>
+      store.nodes.heartbeat(
+        {
+          id: `host-${bootId}`,
+          url: null,
+          host: 'h',
+          pid: 1,
+          bootId,
+          version: 'v',
+          startedAt: at.toISOString(),
+        },
+        at.toISOString(),
+      )
+    await beat('node-a', new Date())
+    // b starts knowing a from its heartbeat: it announces from its start and has heard a's answer when made.
+    const source = await createClusterLiveSource({
+      notifications: testStore.store.notifications!,
+      store: testStore.store,
+      origin: 'node-b',
+      onGap: () => {},
+      log: silentLogger,
+    })
+    try {
+      expect(source.presence.peers()).toEqual(['node-a'])
+      expect(source.presence.announcing()).toBe(true)
+    } finally {
+      await source.close()
+    }
+    await until(() => !sourceOf.get(a)!.presence.announcing())
+    // A node that beat a moment ago is a peer until its lease runs out.
+    await beat('node-z', new Date(Date.now() - 60_000 + 300))
+    await until(() => sourceOf.get(a)!.presence.peers().includes('node-z'))
+    expect(sourceOf.get(a)!.presence.announcing()).toBe(true)
+    await until(() => !sourceOf.get(a)!.presence.peers().includes('node-z'))
+    expect(sourceOf.get(a)!.presence.announcing()).toBe(false)
   })
 })

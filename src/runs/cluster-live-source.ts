@@ -4,10 +4,13 @@
 // stores the batch (announceRunEvents): it is committed with the rows, so the other nodes hear of every
 // stored batch in commit order, even one this node died before publishing, and it costs no round trip
 // and commit of its own. A node that hears of a run reads the rows it has not delivered yet, so notices
-// that arrive late or twice change nothing, and the bus's per-run seq bookkeeping keeps the order. When the notification connection drops, the bus is told to resync.
+// that arrive late or twice change nothing, and the bus's per-run seq bookkeeping keeps the order. When the
+// notification connection drops, the bus is told to resync. A daemon alone on its database announces
+// nothing: cluster-presence.ts decides when it does.
 import type { Logger } from '../core/logger.js'
 import type { StoreNotifications } from '../store/pg-notifications.js'
 import type { Store } from '../store/store.js'
+import { type ClusterPresence, createClusterPresence, presenceOf } from './cluster-presence.js'
 import { createInProcessLiveSource, type LiveBatch, type LiveSource } from './event-bus.js'
 
 export const EVENTS_CHANNEL = 'hangar_events'
@@ -22,19 +25,26 @@ interface EventNotice {
   toSeq: number
 }
 
-function parseNotice(payload: string): EventNotice | undefined {
+function parsePayload(payload: string): Record<string, unknown> | undefined {
   try {
-    const notice = JSON.parse(payload) as Partial<EventNotice>
-    if (typeof notice.origin !== 'string' || typeof notice.userId !== 'string') return undefined
-    if (typeof notice.runId !== 'string' || typeof notice.toSeq !== 'number') return undefined
-    if (typeof notice.fromSeq !== 'number') return undefined
-    return { ...(notice as EventNotice), conversationId: notice.conversationId ?? null }
+    const parsed: unknown = JSON.parse(payload)
+    return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : undefined
   } catch {
     return undefined
   }
 }
 
+function noticeOf(parsed: Record<string, unknown>): EventNotice | undefined {
+  const notice = parsed as Partial<EventNotice>
+  if (typeof notice.origin !== 'string' || typeof notice.userId !== 'string') return undefined
+  if (typeof notice.runId !== 'string' || typeof notice.toSeq !== 'number') return undefined
+  if (typeof notice.fromSeq !== 'number') return undefined
+  return { ...(notice as EventNotice), conversationId: notice.conversationId ?? null }
+}
+
 export interface ClusterLiveSource extends LiveSource {
+  /** Who listens besides this daemon, and whether it announces what it stores (cluster-presence.ts). */
+  presence: Pick<ClusterPresence, 'announcing' | 'peers'>
   close(): Promise<void>
 }
 
@@ -45,8 +55,21 @@ export async function createClusterLiveSource(options: {
   origin: string
   onGap: () => void
   log: Logger
+  /** The nodes' lease and heartbeat period (server.leaseMs, server.heartbeatMs): who else listens. */
+  leaseMs?: number
+  heartbeatMs?: number
 }): Promise<ClusterLiveSource> {
   const { notifications, store, origin, log } = options
+  const presence = createClusterPresence({
+    notifications,
+    store,
+    channel: EVENTS_CHANNEL,
+    origin,
+    leaseMs: options.leaseMs ?? 20_000,
+    checkMs: options.heartbeatMs ?? 5000,
+    onMissed: options.onGap,
+    log,
+  })
   const local = createInProcessLiveSource()
   // The last seq of each remote run delivered here; forgotten at its run-end.
   const delivered = new Map<string, number>()
@@ -69,7 +92,11 @@ export async function createClusterLiveSource(options: {
 
   const stop = await notifications.listen(EVENTS_CHANNEL, {
     onPayload(payload) {
-      const notice = parseNotice(payload)
+      const parsed = parsePayload(payload)
+      if (!parsed) return
+      const message = presenceOf(parsed)
+      if (message) return presence.hear(message)
+      const notice = noticeOf(parsed)
       if (!notice || notice.origin === origin) return
       // One at a time, in arrival order (= commit order of the senders).
       receiving = receiving
@@ -79,20 +106,22 @@ export async function createClusterLiveSource(options: {
     onGap() {
       delivered.clear()
       options.onGap()
+      presence.reconnected()
     },
     onError: (error) => log.warn('event notifications lost their connection', { error }),
   })
 
-  const stopAnnouncing = notifications.announceRunEvents(EVENTS_CHANNEL, origin)
+  await presence.start()
 
   return {
+    presence,
     publish(batch: LiveBatch) {
       // The other nodes hear of it from the store's notice of the batch.
       local.publish(batch)
     },
     listen: (listener) => local.listen(listener),
     async close() {
-      stopAnnouncing()
+      await presence.close()
       await stop()
     },
   }

@@ -17,6 +17,8 @@ export interface StoreNotifications {
    * what stops that.
    */
   announceRunEvents(channel: string, origin: string): () => void
+  /** Resolves once the run-event statements sent so far have returned (announced or not). */
+  runEventsSent(): Promise<void>
   /**
    * Calls `onPayload` for each payload on `channel`, in order; `onGap` after a lost connection came back.
    * Resolves once listening; returns the function that stops.
@@ -37,7 +39,7 @@ export function createPgNotifications(
   url: string,
   db: Kysely<Database>,
   schema: string,
-  runEvents: Pick<PostgresRunEventsAppender, 'announce'>,
+  runEvents: Pick<PostgresRunEventsAppender, 'announce' | 'sent'>,
 ): StoreNotifications {
   // One namespace per schema; PostgreSQL keeps the first 63 bytes of a channel name.
   const scoped = (channel: string) => `${channel}.${schema}`.slice(0, 63)
@@ -47,6 +49,7 @@ export function createPgNotifications(
     },
 
     announceRunEvents: (channel, origin) => runEvents.announce(scoped(channel), origin),
+    runEventsSent: () => runEvents.sent(),
 
     async listen(unscoped, handlers) {
       const channel = scoped(unscoped)

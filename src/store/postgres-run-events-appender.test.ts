@@ -123,6 +123,21 @@ describe('PostgreSQL run event statements', () => {
     ])
   })
 
+  // What announcing needs: once sent() resolves, what was stored unannounced has landed, however many
+  // statements a steady stream sends after it.
+  it('tells when the statements already sent have returned', async () => {
+    const append = createPostgresRunEventsAppender(recordingPool)
+    const first = append(...batch('run_a', 1, 1))
+    await nextTurn()
+    const sent = append.sent()
+    expect(await settled(sent)).toBe(false)
+    const later = append(...batch('run_b', 1, 1))
+    releaseFirst()
+    await sent
+    expect(await storedRows()).toContainEqual(['run_a', 1])
+    await Promise.all([first, later])
+  })
+
   it('fails only the batch that cannot be stored, of those that went together', async () => {
     const append = createPostgresRunEventsAppender(recordingPool)
     const first = append(...batch('run_a', 1, 1))

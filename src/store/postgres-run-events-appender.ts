@@ -56,10 +56,16 @@ export interface PostgresRunEventsAppender extends RunEventsAppender {
   announce(channel: string, origin: string): () => void
   /** Resolves once every batch asked for so far is stored (or failed): before the pool ends. */
   settled(): Promise<void>
+  /**
+   * Resolves once the statements sent so far have returned (not those sent later, unlike settled(), which a
+   * steady stream of batches keeps waiting): after announce(), what was stored unannounced has landed.
+   */
+  sent(): Promise<void>
 }
 
 export function createPostgresRunEventsAppender(pool: pg.Pool): PostgresRunEventsAppender {
   let announcing: { channel: string; origin: string } | undefined
+  const statements = new Set<Promise<unknown>>()
   // One statement is one implicit transaction: all its rows (and notices) or none.
   const insert = async (requests: readonly AppendRequest[]) => {
     const runIds: string[] = []
@@ -78,11 +84,17 @@ export function createPostgresRunEventsAppender(pool: pg.Pool): PostgresRunEvent
       }
     }
     const rows = [runIds, seqs, timestamps, types, data]
-    await pool.query(
+    const statement = pool.query(
       announcing
         ? { ...APPEND_AND_ANNOUNCE, values: [...rows, announcing.channel, announcing.origin] }
         : { ...APPEND, values: rows },
     )
+    statements.add(statement)
+    try {
+      await statement
+    } finally {
+      statements.delete(statement)
+    }
   }
 
   let waiting: AppendRequest[] = []
@@ -121,6 +133,9 @@ export function createPostgresRunEventsAppender(pool: pg.Pool): PostgresRunEvent
     })) as PostgresRunEventsAppender
   append.settled = async () => {
     while (sending.size > 0) await Promise.all(sending)
+  }
+  append.sent = async () => {
+    await Promise.allSettled([...statements])
   }
   append.announce = (channel, origin) => {
     const current = { channel, origin }

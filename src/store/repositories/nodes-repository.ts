@@ -61,6 +61,16 @@ export function createNodesRepository(context: RepositoryContext) {
     async list(): Promise<NodeRecord[]> {
       return (await db.selectFrom('nodes').selectAll().orderBy('id').execute()).map(toNode)
     },
+    /** The nodes that beat at `since` or later and have not stopped: which process (boot id), and when. */
+    async beatingSince(since: string): Promise<{ bootId: string; heartbeatAt: string }[]> {
+      const rows = await db
+        .selectFrom('nodes')
+        .select(['boot_id', 'heartbeat_at'])
+        .where('heartbeat_at', '>=', since)
+        .where('stopped_at', 'is', null)
+        .execute()
+      return rows.map((row) => ({ bootId: row.boot_id, heartbeatAt: row.heartbeat_at }))
+    },
     /** Ids of nodes that stopped beating before `since` without a clean stop: their leases expired. */
     async expiredSince(since: string): Promise<string[]> {
       const rows = await db
