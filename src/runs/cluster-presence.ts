@@ -87,7 +87,8 @@ export function createClusterPresence(options: ClusterPresenceOptions) {
       log.debug('another daemon listens: announcing stored events', { peers: peers.size })
     }
     await switched
-    await say('here')
+    // Stopped meanwhile: a here after its bye would keep it counted as a peer for a lease.
+    if (!closed) await say('here')
   }
 
   function fallQuiet(): void {
