@@ -317,6 +317,7 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
           notifications: store.notifications,
           store,
           origin: info.bootId,
+          nodeId: info.nodeId,
           onGap: () => resyncBus(),
           log: log.child({ component: 'events' }),
           leaseMs: options.config.server.leaseMs,

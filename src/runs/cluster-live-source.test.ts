@@ -327,5 +327,20 @@ describe('cluster live source (postgres)', () => {
     expect(sourceOf.get(a)!.presence.announcing()).toBe(true)
     await until(() => !sourceOf.get(a)!.presence.peers().includes('node-z'))
     expect(sourceOf.get(a)!.presence.announcing()).toBe(false)
+    // A node's own earlier process (it died without a clean stop) is no peer of its next one.
+    await beat('node-r-before', new Date())
+    const restarted = await createClusterLiveSource({
+      notifications: testStore.store.notifications!,
+      store: testStore.store,
+      origin: 'node-r-after',
+      nodeId: 'host-node-r-before',
+      onGap: () => {},
+      log: silentLogger,
+    })
+    try {
+      expect(restarted.presence.peers()).not.toContain('node-r-before')
+    } finally {
+      await restarted.close()
+    }
   })
 })

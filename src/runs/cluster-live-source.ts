@@ -55,6 +55,8 @@ export async function createClusterLiveSource(options: {
   origin: string
   onGap: () => void
   log: Logger
+  /** This node's id (its earlier processes are no peers). */
+  nodeId?: string
   /** The nodes' lease and heartbeat period (server.leaseMs, server.heartbeatMs): who else listens. */
   leaseMs?: number
   heartbeatMs?: number
@@ -65,6 +67,7 @@ export async function createClusterLiveSource(options: {
     store,
     channel: EVENTS_CHANNEL,
     origin,
+    ...(options.nodeId !== undefined && { nodeId: options.nodeId }),
     leaseMs: options.leaseMs ?? 20_000,
     checkMs: options.heartbeatMs ?? 5000,
     onMissed: options.onGap,

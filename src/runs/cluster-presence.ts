@@ -48,6 +48,11 @@ export interface ClusterPresenceOptions {
   channel: string
   /** This process (its boot id, as in the nodes table). */
   origin: string
+  /**
+   * This node's id: a row of it with another boot id is this node's previous process, which died without a
+   * clean stop (one node id runs one process), not a peer to wait for or announce to.
+   */
+  nodeId?: string
   /** A peer neither beating nor heard of for this long is gone (the nodes' lease). */
   leaseMs: number
   /** How often the heartbeats are read (the heartbeat's period). */
@@ -107,7 +112,7 @@ export function createClusterPresence(options: ClusterPresenceOptions) {
   async function check(): Promise<void> {
     const at = now()
     for (const node of await options.store.nodes.beatingSince(new Date(at - leaseMs).toISOString()))
-      count(node.bootId, Date.parse(node.heartbeatAt) + leaseMs)
+      if (node.id !== options.nodeId) count(node.bootId, Date.parse(node.heartbeatAt) + leaseMs)
     for (const [peer, until] of peers) if (until < at) peers.delete(peer)
     if (peers.size > 0) {
       if (!stopAnnouncing) await announce()

@@ -61,15 +61,15 @@ export function createNodesRepository(context: RepositoryContext) {
     async list(): Promise<NodeRecord[]> {
       return (await db.selectFrom('nodes').selectAll().orderBy('id').execute()).map(toNode)
     },
-    /** The nodes that beat at `since` or later and have not stopped: which process (boot id), and when. */
-    async beatingSince(since: string): Promise<{ bootId: string; heartbeatAt: string }[]> {
+    /** The nodes that beat at `since` or later and have not stopped: which, which process (boot id), when. */
+    async beatingSince(since: string): Promise<{ id: string; bootId: string; heartbeatAt: string }[]> {
       const rows = await db
         .selectFrom('nodes')
-        .select(['boot_id', 'heartbeat_at'])
+        .select(['id', 'boot_id', 'heartbeat_at'])
         .where('heartbeat_at', '>=', since)
         .where('stopped_at', 'is', null)
         .execute()
-      return rows.map((row) => ({ bootId: row.boot_id, heartbeatAt: row.heartbeat_at }))
+      return rows.map((row) => ({ id: row.id, bootId: row.boot_id, heartbeatAt: row.heartbeat_at }))
     },
     /** Ids of nodes that stopped beating before `since` without a clean stop: their leases expired. */
     async expiredSince(since: string): Promise<string[]> {
