@@ -276,6 +276,22 @@ describe('cluster live source (postgres)', () => {
     }
   })
 
+  // Anyone who may NOTIFY on the database can say bye in a daemon's name: the daemon is not lost for it.
+  it('counts a daemon again when it speaks after a bye said in its name', async () => {
+    const a = await node('node-a')
+    await node('node-b')
+    const channel = await eavesdrop()
+    try {
+      await channel.say({ origin: 'node-b', presence: 'bye' })
+      // a believes itself alone and says so; b hears it, says hello, and a announces to it again.
+      await until(() => channel.said('node-a').join() === 'quiet,here')
+      expect(sourceOf.get(a)!.presence.peers()).toEqual(['node-b'])
+      expect(sourceOf.get(a)!.presence.announcing()).toBe(true)
+    } finally {
+      await channel.end()
+    }
+  })
+
   it('says hello when a daemon that believes itself alone falls quiet while this one listens', async () => {
     await node('node-a')
     const channel = await eavesdrop()

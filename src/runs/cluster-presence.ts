@@ -154,6 +154,8 @@ export function createClusterPresence(options: ClusterPresenceOptions) {
     hear(message: PresenceMessage): void {
       const peer = message.origin
       if (peer === origin || closed) return
+      // Whatever said bye in its name, a process that speaks is alive.
+      if (message.presence === 'hello' || message.presence === 'here') gone.delete(peer)
       switch (message.presence) {
         case 'hello':
           count(peer, now() + leaseMs)
