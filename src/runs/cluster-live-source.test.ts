@@ -333,6 +333,9 @@ describe('cluster live source (postgres)', () => {
     try {
       expect(source.presence.peers()).toEqual(['node-a'])
       expect(source.presence.announcing()).toBe(true)
+      // It had stored nothing unannounced: it said no here, which would have made a's subscribers replay
+      // (a heard its hello, answered, and b waited for that answer).
+      expect(resyncs.get('node-a')).toBe(0)
     } finally {
       await source.close()
     }

@@ -83,8 +83,11 @@ export function createClusterPresence(options: ClusterPresenceOptions) {
       .notify(channel, JSON.stringify({ origin, presence }))
       .catch((error: unknown) => log.warn('could not tell the other daemons', { presence, error }))
 
-  /** Announces from now on, then says here once what was stored unannounced has landed. */
-  async function announce(): Promise<void> {
+  /**
+   * Announces from now on, then says here once what was stored unannounced has landed (`silently`: at
+   * start, before this daemon stored anything, when saying here would only make its peers replay).
+   */
+  async function announce(silently = false): Promise<void> {
     if (closed) return
     if (!stopAnnouncing) {
       stopAnnouncing = notifications.announceRunEvents(channel, origin)
@@ -93,7 +96,7 @@ export function createClusterPresence(options: ClusterPresenceOptions) {
     }
     await switched
     // Stopped meanwhile: a here after its bye would keep it counted as a peer for a lease.
-    if (!closed) await say('here')
+    if (!closed && !silently) await say('here')
   }
 
   function fallQuiet(): void {
@@ -109,13 +112,13 @@ export function createClusterPresence(options: ClusterPresenceOptions) {
   }
 
   /** Reads the heartbeats: the peers that beat within their lease, and the ones whose news ran out. */
-  async function check(): Promise<void> {
+  async function check(starting = false): Promise<void> {
     const at = now()
     for (const node of await options.store.nodes.beatingSince(new Date(at - leaseMs).toISOString()))
       if (node.id !== options.nodeId) count(node.bootId, Date.parse(node.heartbeatAt) + leaseMs)
     for (const [peer, until] of peers) if (until < at) peers.delete(peer)
     if (peers.size > 0) {
-      if (!stopAnnouncing) await announce()
+      if (!stopAnnouncing) await announce(starting)
     } else fallQuiet()
   }
 
@@ -125,7 +128,7 @@ export function createClusterPresence(options: ClusterPresenceOptions) {
      * answers of the peers it knows: a subscriber of this daemon then misses nothing of theirs from the start.
      */
     async start(): Promise<void> {
-      await check().catch((error: unknown) => log.warn('could not read the nodes', { error }))
+      await check(true).catch((error: unknown) => log.warn('could not read the nodes', { error }))
       const waiting = new Set(peers.keys())
       const answered = new Promise<void>((resolve) => {
         if (waiting.size === 0) return resolve()
