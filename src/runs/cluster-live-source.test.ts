@@ -239,7 +239,9 @@ describe('cluster live source (postgres)', () => {
         expect.objectContaining({ origin: 'node-a', runId: first.run.id, toSeq: 2 }),
       ])
       expect(channel.said('node-a')).toEqual(['hello', 'here'])
-      // No heartbeat told b of a: b announced once a answered, and said so.
+      // No heartbeat told b of a: b announced once a answered, and says so once what it stored before has
+      // landed (whenever that is: b knew of a before).
+      await until(() => channel.said('node-b').length === 2)
       expect(channel.said('node-b')).toEqual(['hello', 'here'])
 
       // b stops cleanly: a is alone again, says so, and stops announcing.
@@ -254,6 +256,8 @@ describe('cluster live source (postgres)', () => {
       await channel.say({ marker: 2 })
       expect(channel.notices()).toHaveLength(1)
       expect(channel.said('node-b')).toEqual(['hello', 'here', 'bye'])
+      // Said after it stopped announcing, so perhaps after the marker.
+      await until(() => channel.said('node-a').length === 3)
       expect(channel.said('node-a')).toEqual(['hello', 'here', 'quiet'])
     } finally {
       await channel.end()
