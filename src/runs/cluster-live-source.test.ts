@@ -5,6 +5,7 @@ import pg from 'pg'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { STORE_ENGINES, type TestStore } from '../../test/helpers/store-engines.js'
 import type { AgentEvent, EventEnvelope } from '../core/events.js'
+import { parseConfig } from '../core/config.js'
 import { silentLogger } from '../core/logger.js'
 import { openStore, type Store } from '../store/store.js'
 import { type ClusterLiveSource, createClusterLiveSource } from './cluster-live-source.js'
@@ -22,6 +23,9 @@ describe('cluster live source (postgres)', () => {
   /** How many times each node's subscribers were told to replay. */
   const resyncs = new Map<string, number>()
 
+  /** The daemon's defaults (server.leaseMs, server.heartbeatMs). */
+  const { leaseMs, heartbeatMs } = parseConfig('').server
+
   /** A node; once it is made, it and the nodes before it know of each other (their hellos were answered). */
   async function node(origin: string, presence: { leaseMs?: number; heartbeatMs?: number } = {}) {
     const nodeStore = await openStore({ dataDir: testStore.dataDir, url: testStore.databaseUrl })
@@ -36,6 +40,8 @@ describe('cluster live source (postgres)', () => {
         made.bus?.resync()
       },
       log: silentLogger,
+      leaseMs,
+      heartbeatMs,
       ...presence,
     })
     const bus = (made.bus = createEventBus({ source }))
@@ -333,6 +339,8 @@ describe('cluster live source (postgres)', () => {
       origin: 'node-b',
       onGap: () => {},
       log: silentLogger,
+      leaseMs,
+      heartbeatMs,
     })
     try {
       expect(source.presence.peers()).toEqual(['node-a'])
@@ -359,6 +367,8 @@ describe('cluster live source (postgres)', () => {
       nodeId: 'host-node-r-before',
       onGap: () => {},
       log: silentLogger,
+      leaseMs,
+      heartbeatMs,
     })
     try {
       expect(restarted.presence.peers()).not.toContain('node-r-before')

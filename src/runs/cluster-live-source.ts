@@ -58,8 +58,8 @@ export async function createClusterLiveSource(options: {
   /** This node's id (its earlier processes are no peers). */
   nodeId?: string
   /** The nodes' lease and heartbeat period (server.leaseMs, server.heartbeatMs): who else listens. */
-  leaseMs?: number
-  heartbeatMs?: number
+  leaseMs: number
+  heartbeatMs: number
 }): Promise<ClusterLiveSource> {
   const { notifications, store, origin, log } = options
   const presence = createClusterPresence({
@@ -68,8 +68,8 @@ export async function createClusterLiveSource(options: {
     channel: EVENTS_CHANNEL,
     origin,
     ...(options.nodeId !== undefined && { nodeId: options.nodeId }),
-    leaseMs: options.leaseMs ?? 20_000,
-    checkMs: options.heartbeatMs ?? 5000,
+    leaseMs: options.leaseMs,
+    checkMs: options.heartbeatMs,
     onMissed: options.onGap,
     log,
   })
