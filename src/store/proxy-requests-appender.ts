@@ -1,13 +1,15 @@
-// The proxy's request log, written behind in batches (runs/request-log-writer), on the engine's own driver:
-// one fixed statement prepared once and reused whatever the batch size, instead of a Kysely multi-row
-// INSERT built and compiled anew for every batch. On SQLite one prepared INSERT run per row inside one
-// transaction, taken through Kysely's one connection so it never lands inside a transaction in progress;
-// on PostgreSQL one INSERT … SELECT FROM json_to_recordset as a named (server-side prepared) statement.
+// The proxy's request log, written behind in batches (runs/request-log-writer), on the engine's own driver
+// rather than a Kysely multi-row INSERT built and compiled anew for every batch. On SQLite one prepared
+// INSERT run per row inside one transaction, taken through Kysely's one connection so it never lands inside
+// a transaction in progress; on PostgreSQL one COPY, with the statements that complete it, in one message.
 // Either way a batch lands whole or not at all, with what it adds to proxy_spend.
 import type SqliteDatabase from 'better-sqlite3'
 import type { Kysely } from 'kysely'
-import type pg from 'pg'
+import pg from 'pg'
+import { copyField, copyFromMemory } from './postgres-copy.js'
 import type { Database, ProxyRequestsTable, ProxySpendTable } from './schema.js'
+
+const { escapeLiteral } = pg
 
 export type ProxyRequestsAppender = (rows: readonly ProxyRequestsTable[]) => Promise<void>
 
@@ -33,29 +35,6 @@ const COLUMNS = [
   'started_at',
   'duration_ms',
 ] as const satisfies readonly (keyof ProxyRequestsTable)[]
-
-const POSTGRES_TYPES: Record<(typeof COLUMNS)[number], string> = {
-  id: 'text',
-  user_id: 'text',
-  run_id: 'text',
-  token_id: 'text',
-  profile: 'text',
-  family: 'text',
-  method: 'text',
-  path: 'text',
-  model: 'text',
-  stream: 'integer',
-  status: 'integer',
-  feeds: 'text',
-  input_tokens: 'integer',
-  output_tokens: 'integer',
-  cache_read_tokens: 'integer',
-  cache_write_tokens: 'integer',
-  cost_usd: 'double precision',
-  error: 'text',
-  started_at: 'text',
-  duration_ms: 'integer',
-}
 
 const INTO = `INSERT INTO proxy_requests (${COLUMNS.join(', ')})`
 
@@ -130,27 +109,71 @@ export function createSqliteProxyRequestsAppender(
   }
 }
 
-// The rows travel as one JSON array, which PostgreSQL takes apart itself: JSON.stringify is native, while
-// twenty array parameters are escaped element by element in JavaScript (the driver's arrayString), a cost
-// paid on the daemon's thread for every proxied request.
-const POSTGRES_INSERT = {
-  name: 'hangar_append_proxy_requests',
-  text:
-    `WITH added AS (${INTO} SELECT ${COLUMNS.join(', ')} FROM json_to_recordset($1::json) AS row(` +
-    COLUMNS.map((column) => `${column} ${POSTGRES_TYPES[column]}`).join(', ') +
-    // The request log has no foreign keys here (migration 0019): a row whose run was deleted while it
-    // waited to be written goes with it, as the run's stored rows went.
-    ') WHERE row.run_id IS NULL OR EXISTS (SELECT 1 FROM runs WHERE runs.id = row.run_id) ' +
-    'RETURNING user_id, profile, started_at, cost_usd) ' +
-    'INSERT INTO proxy_spend (user_id, profile, minute, cost_usd) ' +
-    'SELECT user_id, profile, substr(started_at, 1, 16), sum(cost_usd) FROM added WHERE cost_usd IS NOT NULL ' +
-    `GROUP BY user_id, profile, substr(started_at, 1, 16) ${ADD_SPEND}`,
+// The rows go as COPY text (postgres-copy), in one message with the statements that complete them: the
+// request log has no foreign keys here (migration 0019), so rows whose run was deleted while they waited are
+// deleted again (they go with it, as the run's stored rows went), and what the others add to proxy_spend is
+// summed here per minute and run, and counted only where the run is still there.
+const COPY_REQUESTS = `COPY proxy_requests (${COLUMNS.join(', ')}) FROM STDIN`
+
+function copyRow(row: ProxyRequestsTable): string {
+  let line = ''
+  for (const column of COLUMNS) line += `${copyField(row[column])}\t`
+  return `${line.slice(0, -1)}\n`
 }
 
 export function createPostgresProxyRequestsAppender(pool: pg.Pool): ProxyRequestsAppender {
   return async (rows) => {
     if (rows.length === 0) return
-    // One statement is one implicit transaction: all its rows or none.
-    await pool.query({ ...POSTGRES_INSERT, values: [JSON.stringify(rows)] })
+    let data = ''
+    const runIds = new Set<string>()
+    // Per run too: a deleted run's rows add nothing.
+    const spends = new Map<string, ProxySpendTable & { run_id: string | null }>()
+    for (const row of rows) {
+      data += copyRow(row)
+      if (row.run_id !== null) runIds.add(row.run_id)
+      if (row.cost_usd === null || row.cost_usd === undefined) continue
+      const minute = row.started_at.slice(0, 16)
+      const key = `${row.user_id}\0${row.profile}\0${minute}\0${row.run_id ?? ''}`
+      const spend = spends.get(key)
+      if (spend) spend.cost_usd += row.cost_usd
+      else
+        spends.set(key, {
+          user_id: row.user_id,
+          profile: row.profile,
+          minute,
+          run_id: row.run_id,
+          cost_usd: row.cost_usd,
+        })
+    }
+    const statements = [COPY_REQUESTS]
+    if (runIds.size > 0) {
+      const ids = [...runIds].map((id) => escapeLiteral(id)).join(', ')
+      statements.push(
+        `DELETE FROM proxy_requests WHERE run_id IN (${ids}) ` +
+          `AND run_id NOT IN (SELECT id FROM runs WHERE id IN (${ids}))`,
+      )
+    }
+    if (spends.size > 0) {
+      const values = [...spends.values()]
+        .map(
+          (spend) =>
+            `(${escapeLiteral(spend.user_id)}, ${escapeLiteral(spend.profile)}, ${escapeLiteral(spend.minute)}, ` +
+            `${finite(spend.cost_usd)}::float8, ${spend.run_id === null ? 'NULL' : escapeLiteral(spend.run_id)})`,
+        )
+        .join(', ')
+      statements.push(
+        'INSERT INTO proxy_spend (user_id, profile, minute, cost_usd) ' +
+          `SELECT user_id, profile, minute, sum(cost_usd) FROM (VALUES ${values}) ` +
+          'AS spend(user_id, profile, minute, cost_usd, run_id) ' +
+          'WHERE run_id IS NULL OR EXISTS (SELECT 1 FROM runs WHERE runs.id = spend.run_id) ' +
+          `GROUP BY user_id, profile, minute ${ADD_SPEND}`,
+      )
+    }
+    await copyFromMemory(pool, statements.join('; '), data)
   }
+}
+
+/** A cost as SQL: a metered cost is always finite; anything else would fail the batch, so it counts 0. */
+function finite(value: number): string {
+  return Number.isFinite(value) ? String(value) : '0'
 }

@@ -1,0 +1,80 @@
+// COPY … FROM STDIN on the pg driver, for batches written behind: PostgreSQL reads COPY's text format
+// for about half the server CPU per row that parsing the same rows out of a JSON parameter costs
+// (json_to_recordset: 8.9 µs a request-log row, COPY 5.1 µs, measured on this project's table). The pg
+// driver has no COPY of its own (pg-copy-streams adds it as a stream); a batch already in memory needs only
+// this: one simple-query message, whose COPY is answered with the data, then whatever statements follow
+// it in the same message. A simple-query message is one implicit transaction: every statement of it
+// lands, or (on any error) none.
+import type pg from 'pg'
+
+/** A text-format field: `\N` for null, the value with backslash, tab, newline and return escaped. */
+export function copyField(value: string | number | null | undefined): string {
+  if (value === null || value === undefined) return '\\N'
+  if (typeof value === 'number') return String(value)
+  return NEEDS_ESCAPE.test(value) ? value.replace(ESCAPED, (char) => ESCAPES[char]!) : value
+}
+
+const NEEDS_ESCAPE = /[\\\t\n\r]/
+const ESCAPED = /[\\\t\n\r]/g
+const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' }
+
+/** The parts of the pg driver's connection a submittable query talks to. */
+interface CopyConnection {
+  query(text: string): void
+  sendCopyFromChunk(chunk: Buffer): void
+  endCopyFrom(): void
+  sendCopyFail(message: string): void
+}
+
+/**
+ * A query the pg driver runs as it runs its own (`client.query(submittable)`): `text` holds one
+ * `COPY … FROM STDIN` (and may hold more statements after it); `data` is every row of it, in text format.
+ */
+class CopyFromMemory {
+  callback?: (error?: Error) => void
+  private copied = false
+
+  constructor(
+    private readonly text: string,
+    private readonly data: Buffer,
+  ) {}
+
+  submit(connection: CopyConnection): void {
+    connection.query(this.text)
+  }
+
+  handleCopyInResponse(connection: CopyConnection): void {
+    // A message with two COPYs would ask twice: refused rather than fed the same rows again.
+    if (this.copied) return connection.sendCopyFail('one COPY per message')
+    this.copied = true
+    connection.sendCopyFromChunk(this.data)
+    connection.endCopyFrom()
+  }
+
+  // The driver clears its active query before an error reaches it: no ReadyForQuery follows for this one.
+  handleError(error: Error): void {
+    this.callback?.(error)
+  }
+
+  handleReadyForQuery(): void {
+    this.callback?.()
+  }
+
+  // Row and status messages of the statements in the message: nothing here reads results.
+  handleCommandComplete(): void {}
+  handleRowDescription(): void {}
+  handleDataRow(): void {}
+  handleEmptyQuery(): void {}
+  handlePortalSuspended(): void {}
+  handleCopyData(): void {}
+}
+
+/** Runs `text` (a COPY FROM STDIN, then any statements) with `data` as the COPY's rows: all or nothing. */
+export function copyFromMemory(pool: pg.Pool, text: string, data: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    // pg-pool hands a submittable to client.query with this callback, and releases the client after it.
+    pool.query(new CopyFromMemory(text, Buffer.from(data, 'utf8')) as unknown as pg.QueryConfig, (error) =>
+      error ? reject(error) : resolve(),
+    )
+  })
+}
