@@ -2,7 +2,20 @@
 // block must sit late (next to the last user turn) so the prefix up to the previous exchange stays cacheable.
 import { describe, expect, it } from 'vitest'
 import type { ProxyFamily } from './families.js'
-import { injectFeeds } from './inject-feeds.js'
+import { feedsEdit, type InjectFeedsOptions } from './inject-feeds.js'
+import { applyEdits } from './json-spans.js'
+
+/** The body as it goes upstream: `raw` with the feed edit applied, or `raw` itself when there is none. */
+function injectFeeds(
+  family: ProxyFamily,
+  raw: string,
+  parsed: unknown,
+  block: string,
+  options: InjectFeedsOptions,
+): string {
+  const edit = feedsEdit(family, raw, parsed, block, options)
+  return edit ? applyEdits(raw, [edit]) : raw
+}
 
 const BLOCK_1 = [
   '--- BEGIN FEED: market-summary (from market, refreshed 2026-01-01T10:00:00Z) ---',

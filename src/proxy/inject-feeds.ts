@@ -5,7 +5,7 @@
 // serialized; `parsed` (the same body, already parsed) says where the turns are, json-spans says where
 // their bytes are.
 import type { ProxyFamily } from './families.js'
-import { elementSpans, type JsonSpan, memberSpan, valueSpan } from './json-spans.js'
+import { elementSpans, type JsonEdit, type JsonSpan, memberSpan, valueSpan } from './json-spans.js'
 
 export interface InjectFeedsOptions {
   /** Chat Completions: a system message before the last user turn, or merged into that turn. */
@@ -48,8 +48,8 @@ function serializedOnce(shape: string, block: string, build: () => unknown): str
   return json
 }
 
-function insertAt(raw: string, position: number, text: string): string {
-  return raw.slice(0, position) + text + raw.slice(position)
+function insertAt(position: number, text: string): JsonEdit {
+  return { start: position, end: position, text }
 }
 
 /** The raw span of element `index` of the array held by top-level member `key`. */
@@ -58,41 +58,45 @@ function topLevelElement(raw: string, key: string, index: number): JsonSpan | un
   return array && elementSpans(raw, array)[index]
 }
 
-function injectAnthropic(raw: string, body: JsonObject, block: string): string {
+function injectAnthropic(raw: string, body: JsonObject, block: string): JsonEdit | undefined {
   const index = lastIndexWhere(body.messages, isUserTurn)
   const turn = index === -1 ? undefined : topLevelElement(raw, 'messages', index)
-  if (!turn) return raw
+  if (!turn) return undefined
   const message = serializedOnce('anthropic', block, () => ({
     role: 'user',
     content: [{ type: 'text', text: block }],
   }))
-  return insertAt(raw, turn.end, `,${message}`)
+  return insertAt(turn.end, `,${message}`)
 }
 
-function injectOpenAiChat(raw: string, body: JsonObject, block: string, options: InjectFeedsOptions): string {
+function injectOpenAiChat(
+  raw: string,
+  body: JsonObject,
+  block: string,
+  options: InjectFeedsOptions,
+): JsonEdit | undefined {
   const index = lastIndexWhere(body.messages, isUserTurn)
   const turn = index === -1 ? undefined : topLevelElement(raw, 'messages', index)
-  if (!turn) return raw
+  if (!turn) return undefined
   if (options.openaiPlacement === 'system')
     return insertAt(
-      raw,
       turn.start,
       `${serializedOnce('openai-system', block, () => ({ role: 'system', content: block }))},`,
     )
 
   const content = asObject((body.messages as unknown[])[index])?.content
   const contentSpan = memberSpan(raw, turn, 'content')
-  if (!contentSpan) return raw
+  if (!contentSpan) return undefined
   if (typeof content === 'string') {
     // Keep the client's own escaping of the old text: add the escaped block right after the opening quote.
     const escaped = serializedOnce('openai-text', block, () => `${block}\n\n`).slice(1, -1)
-    return insertAt(raw, contentSpan.start + 1, escaped)
+    return insertAt(contentSpan.start + 1, escaped)
   }
   if (Array.isArray(content)) {
     const part = serializedOnce('openai-part', block, () => ({ type: 'text', text: block }))
-    return insertAt(raw, contentSpan.start + 1, content.length > 0 ? `${part},` : part)
+    return insertAt(contentSpan.start + 1, content.length > 0 ? `${part},` : part)
   }
-  return raw
+  return undefined
 }
 
 function injectOpenAiResponses(
@@ -100,49 +104,49 @@ function injectOpenAiResponses(
   body: JsonObject,
   block: string,
   options: InjectFeedsOptions,
-): string {
+): JsonEdit | undefined {
   const message = serializedOnce(`responses-${options.openaiPlacement}`, block, () => ({
     type: 'message',
     role: options.openaiPlacement,
     content: [{ type: 'input_text', text: block }],
   }))
   const inputSpan = valueSpan(raw, 'input')
-  if (!inputSpan) return raw
+  if (!inputSpan) return undefined
   if (typeof body.input === 'string') {
     const original = raw.slice(inputSpan.start, inputSpan.end)
-    const replacement = `[${message},{"role":"user","content":${original}}]`
-    return raw.slice(0, inputSpan.start) + replacement + raw.slice(inputSpan.end)
+    return { ...inputSpan, text: `[${message},{"role":"user","content":${original}}]` }
   }
   const index = lastIndexWhere(body.input, isUserTurn)
   const item = index === -1 ? undefined : elementSpans(raw, inputSpan)[index]
-  if (!item) return raw
-  return insertAt(raw, item.start, `${message},`)
+  if (!item) return undefined
+  return insertAt(item.start, `${message},`)
 }
 
-function injectGemini(raw: string, body: JsonObject, block: string): string {
+function injectGemini(raw: string, body: JsonObject, block: string): JsonEdit | undefined {
   // Gemini treats a content without a role as the user's (single-turn requests often omit it).
   const index = lastIndexWhere(body.contents, (item) => item.role === 'user' || item.role === undefined)
   const turn = index === -1 ? undefined : topLevelElement(raw, 'contents', index)
   const partsSpan = turn && memberSpan(raw, turn, 'parts')
-  if (!partsSpan || raw.charCodeAt(partsSpan.start) !== 0x5b) return raw
+  if (!partsSpan || raw.charCodeAt(partsSpan.start) !== 0x5b) return undefined
   const part = serializedOnce('gemini', block, () => ({ text: block }))
   const last = elementSpans(raw, partsSpan).at(-1)
-  return last ? insertAt(raw, last.end, `,${part}`) : insertAt(raw, partsSpan.start + 1, part)
+  return last ? insertAt(last.end, `,${part}`) : insertAt(partsSpan.start + 1, part)
 }
 
 /**
- * The request body with the feed block injected at the family's place, or `raw` itself when the block is
- * empty or the request has no place for it (no messages/contents/input, no user turn).
+ * Where the feed block goes into the request body: the edit that puts it at the family's place, or
+ * undefined when the block is empty or the request has no place for it (no messages/contents/input, no
+ * user turn).
  */
-export function injectFeeds(
+export function feedsEdit(
   family: ProxyFamily,
   raw: string,
   parsed: unknown,
   block: string,
   options: InjectFeedsOptions,
-): string {
+): JsonEdit | undefined {
   const body = asObject(parsed)
-  if (block === '' || !body) return raw
+  if (block === '' || !body) return undefined
   switch (family) {
     case 'anthropic':
       return injectAnthropic(raw, body, block)

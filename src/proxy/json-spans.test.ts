@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { elementSpans, type JsonSpan, memberSpan, rootSpan, valueSpan } from './json-spans.js'
+import {
+  applyEdits,
+  applyEditsToBytes,
+  elementSpans,
+  type JsonSpan,
+  memberSpan,
+  rootSpan,
+  valueSpan,
+} from './json-spans.js'
 
 const text = (raw: string, span: JsonSpan | undefined) => (span ? raw.slice(span.start, span.end) : undefined)
 
@@ -102,5 +110,43 @@ describe('json-spans', () => {
       const elements = elementSpans(raw, listSpan).map((span) => JSON.parse(raw.slice(span.start, span.end)))
       expect(elements).toEqual(document.list)
     }
+  })
+
+  describe('edits applied to the bytes the text came from', () => {
+    const edits = (raw: string) => [
+      { start: raw.indexOf('['), end: raw.indexOf('[') + 1, text: '[{"feed":"caf\u00e9 ✓"},' },
+      { start: raw.lastIndexOf('}'), end: raw.lastIndexOf('}'), text: ',"added":true' },
+    ]
+
+    it('copies every byte between the edits as it came, for ASCII and for multi-byte UTF-8 alike', () => {
+      for (const raw of [
+        '{"messages": [1, 2], "n": 12345678901234567890}',
+        '{"messages": ["é🚀"], "n": "ü"}',
+      ]) {
+        const bytes = Buffer.from(raw, 'utf8')
+        const edited = applyEditsToBytes(bytes.toString('utf8'), bytes, edits(raw))
+        expect(edited.toString('utf8')).toBe(applyEdits(raw, edits(raw)))
+        expect(edited.toString('utf8')).toContain('✓')
+      }
+    })
+
+    it('keeps the bytes themselves, not their decoded text, where a byte was not UTF-8', () => {
+      const bytes = Buffer.concat([Buffer.from('{"messages": ["a'), Buffer.from([0xff]), Buffer.from('"]}')])
+      const raw = bytes.toString('utf8')
+      expect(raw).toContain('\ufffd')
+      const edited = applyEditsToBytes(raw, bytes, edits(raw))
+      expect(edited).toEqual(
+        Buffer.concat([
+          Buffer.from('{"messages": [{"feed":"café ✓"},"a'),
+          Buffer.from([0xff]),
+          Buffer.from('"],"added":true}'),
+        ]),
+      )
+    })
+
+    it('returns the very bytes when there is nothing to edit', () => {
+      const bytes = Buffer.from('{"a":1}')
+      expect(applyEditsToBytes('{"a":1}', bytes, [])).toBe(bytes)
+    })
   })
 })

@@ -73,8 +73,44 @@ function valueEnd(raw: string, start: number): number {
 
 /** The span of the whole top-level value (leading and trailing whitespace excluded). */
 export function rootSpan(raw: string): JsonSpan {
-  const start = skipWhitespace(raw, 0)
-  return { start, end: valueEnd(raw, start) }
+  // Valid JSON holds one value: it ends where the trailing whitespace starts, with no scan through it.
+  let end = raw.length
+  while (end > 0 && isWhitespace(raw.charCodeAt(end - 1))) end--
+  return { start: skipWhitespace(raw, 0), end }
+}
+
+/** A change to raw JSON text: [start, end) (character offsets) becomes `text`. */
+export interface JsonEdit extends JsonSpan {
+  text: string
+}
+
+/** `raw` with `edits` (in order, not overlapping) applied. */
+export function applyEdits(raw: string, edits: readonly JsonEdit[]): string {
+  let out = ''
+  let at = 0
+  for (const edit of edits) {
+    out += raw.slice(at, edit.start) + edit.text
+    at = edit.end
+  }
+  return out + raw.slice(at)
+}
+
+/**
+ * `bytes` (the UTF-8 that `raw` was decoded from) with `edits` applied, without encoding the text again:
+ * only the edits' own text is encoded, the rest is copied. When every character came from one byte (ASCII,
+ * most model requests) offsets are the same in both; otherwise the edited text is encoded whole.
+ */
+export function applyEditsToBytes(raw: string, bytes: Buffer, edits: readonly JsonEdit[]): Buffer {
+  if (edits.length === 0) return bytes
+  if (bytes.length !== raw.length) return Buffer.from(applyEdits(raw, edits), 'utf8')
+  const parts: Buffer[] = []
+  let at = 0
+  for (const edit of edits) {
+    parts.push(bytes.subarray(at, edit.start), Buffer.from(edit.text, 'utf8'))
+    at = edit.end
+  }
+  parts.push(bytes.subarray(at))
+  return Buffer.concat(parts)
 }
 
 function keyMatches(raw: string, keyStart: number, keyEnd: number, key: string): boolean {

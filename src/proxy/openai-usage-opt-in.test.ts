@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { createUsageChunkFilter, requestStreamUsage } from './openai-usage-opt-in.js'
+import { applyEdits } from './json-spans.js'
+import { createUsageChunkFilter, streamUsageEdit } from './openai-usage-opt-in.js'
 
+/** The request as it goes upstream, and whether usage was asked for on the client's behalf. */
 function optIn(raw: string) {
-  return requestStreamUsage(raw, JSON.parse(raw))
+  const edit = streamUsageEdit(raw, JSON.parse(raw))
+  return edit ? { raw: applyEdits(raw, [edit]), added: true } : { raw, added: false }
 }
 
-describe('requestStreamUsage', () => {
+describe('streamUsageEdit', () => {
   it('inserts stream_options after the opening brace when there are none', () => {
     const raw = ' {\n  "model": "gpt-5", "stream": true, "seed": 12345678901234567890,\n  "messages": []\n}'
     const result = optIn(raw)

@@ -3,7 +3,7 @@
 // behalf — and then hides the extra usage-only chunk from a client that never asked for it (some clients
 // choke on a chunk with an empty `choices`). Both sides work on raw bytes: the request is spliced, the
 // response is filtered event by event and passed on as soon as each event is complete.
-import { memberSpan, rootSpan, valueSpan } from './json-spans.js'
+import { type JsonEdit, memberSpan, rootSpan, valueSpan } from './json-spans.js'
 
 type JsonObject = Record<string, unknown>
 
@@ -13,37 +13,28 @@ function asObject(value: unknown): JsonObject | undefined {
     : undefined
 }
 
-function splice(raw: string, start: number, end: number, text: string): string {
-  return raw.slice(0, start) + text + raw.slice(end)
-}
-
 /**
- * For a streamed Chat Completions request that does not ask for usage, the same request asking for it
- * (`added: true`); otherwise `raw` unchanged. Only the bytes that must change are touched.
+ * For a streamed Chat Completions request that does not ask for usage, the edit that makes it ask;
+ * otherwise undefined. Only the bytes that must change are touched.
  */
-export function requestStreamUsage(raw: string, parsed: unknown): { raw: string; added: boolean } {
+export function streamUsageEdit(raw: string, parsed: unknown): JsonEdit | undefined {
   const body = asObject(parsed)
-  if (!body || body.stream !== true) return { raw, added: false }
+  if (!body || body.stream !== true) return undefined
   const streamOptions = asObject(body.stream_options)
-  if (streamOptions?.include_usage === true) return { raw, added: false }
+  if (streamOptions?.include_usage === true) return undefined
 
   const optionsSpan = valueSpan(raw, 'stream_options')
   if (!optionsSpan) {
-    const root = rootSpan(raw)
-    return {
-      raw: splice(raw, root.start + 1, root.start + 1, '"stream_options":{"include_usage":true},'),
-      added: true,
-    }
+    const at = rootSpan(raw).start + 1
+    return { start: at, end: at, text: '"stream_options":{"include_usage":true},' }
   }
-  if (!streamOptions) {
-    // `null` or some other non-object: the whole value is replaced.
-    return { raw: splice(raw, optionsSpan.start, optionsSpan.end, '{"include_usage":true}'), added: true }
-  }
+  // `null` or some other non-object: the whole value is replaced.
+  if (!streamOptions) return { ...optionsSpan, text: '{"include_usage":true}' }
   const includeSpan = memberSpan(raw, optionsSpan, 'include_usage')
-  if (includeSpan) return { raw: splice(raw, includeSpan.start, includeSpan.end, 'true'), added: true }
+  if (includeSpan) return { ...includeSpan, text: 'true' }
   const separator = Object.keys(streamOptions).length > 0 ? ',' : ''
   const at = optionsSpan.start + 1
-  return { raw: splice(raw, at, at, `"include_usage":true${separator}`), added: true }
+  return { start: at, end: at, text: `"include_usage":true${separator}` }
 }
 
 const LF_BOUNDARY = Buffer.from('\n\n')

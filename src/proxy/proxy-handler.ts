@@ -13,8 +13,9 @@ import { formatFeedBlocks } from '../feeds/index.js'
 import { codingsOf, decodeBody, DecodedBodyTooLarge } from './content-coding.js'
 import { familyOfPath, type ProxyFamily } from './families.js'
 import { forwardUpstream, type Upstream, type UpstreamTimeouts } from './forward-upstream.js'
-import { injectFeeds } from './inject-feeds.js'
-import { requestStreamUsage } from './openai-usage-opt-in.js'
+import { feedsEdit } from './inject-feeds.js'
+import { applyEditsToBytes, type JsonEdit } from './json-spans.js'
+import { streamUsageEdit } from './openai-usage-opt-in.js'
 import { proxyErrorBody, type ProxyErrorKind, type UrlFamily } from './proxy-errors.js'
 import type { MeteredUsage } from './usage-meter.js'
 
@@ -266,8 +267,7 @@ export function createProxyHandler(deps: ProxyDeps) {
       }
       // Decoded bytes are what goes upstream now: the header must say so.
       bodyDecoded = true
-      const original = decoded.toString('utf8')
-      let text = original
+      const text = decoded.toString('utf8')
       let parsed: unknown
       try {
         parsed = JSON.parse(text)
@@ -282,6 +282,8 @@ export function createProxyHandler(deps: ProxyDeps) {
       }
       outcome.model = modelOf(route.family, parsed, rest)
       if (route.family !== 'gemini') outcome.stream = (parsed as { stream?: unknown }).stream === true
+      // Changes to the body, as edits of the text: the bytes between them go upstream as they came.
+      const edits: JsonEdit[] = []
       const found = deps.feedsFor(session)
       const { feeds, project } = found instanceof Promise ? await found : found
       if (feeds.length > 0) {
@@ -293,16 +295,17 @@ export function createProxyHandler(deps: ProxyDeps) {
         const results = collected instanceof Promise ? await collected : collected
         const blocks = formatFeedBlocks(results, deps.caps)
         outcome.feeds = blocks.feeds
-        text = injectFeeds(route.family, text, parsed, blocks.text, { openaiPlacement: deps.openaiPlacement })
+        const edit = feedsEdit(route.family, text, parsed, blocks.text, {
+          openaiPlacement: deps.openaiPlacement,
+        })
+        if (edit) edits.push(edit)
       }
-      let hideUsageChunk = false
-      if (route.family === 'openai-chat' && outcome.stream) {
-        const optIn = requestStreamUsage(text, parsed)
-        text = optIn.raw
-        hideUsageChunk = optIn.added
-      }
-      // Nothing injected or opted in: the decoded bytes go as they came, without a second encoding.
-      await forward(text === original ? decoded : Buffer.from(text, 'utf8'), hideUsageChunk)
+      // Asked for on the client's behalf, so the usage chunk it did not ask for is hidden from it.
+      const usageEdit =
+        route.family === 'openai-chat' && outcome.stream ? streamUsageEdit(text, parsed) : undefined
+      if (usageEdit) edits.push(usageEdit)
+      edits.sort((a, b) => a.start - b.start)
+      await forward(applyEditsToBytes(text, decoded, edits), usageEdit !== undefined)
       return
     }
     await forward(body, false)
