@@ -19,7 +19,7 @@ import { createPgNotifications, type StoreNotifications } from './pg-notificatio
 import { createPostgresRunEventsAppender } from './postgres-run-events-appender.js'
 import { createSqliteRunEventsAppender, type RunEventsAppender } from './run-events-appender.js'
 import type { Database } from './schema.js'
-import { createCommitWatch } from './sqlite-commit-watch.js'
+import { createCommitWatch, LOOK_EVERY_MS } from './sqlite-commit-watch.js'
 import { withStatementCache } from './sqlite-statement-cache.js'
 import { createWalCheckpointer } from './wal-checkpointer.js'
 import { openSqliteFile } from './sqlite-driver.js'
@@ -137,7 +137,9 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
   }
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck()
-  const commits = createCommitWatch(file, () => dataVersion.get() as number)
+  const commits = createCommitWatch(file, () => dataVersion.get() as number, { lookEveryMs: LOOK_EVERY_MS })
+  const changes = sqlite.prepare('SELECT total_changes()').pluck()
+  let closed: Promise<void> | undefined
   // Run events and the proxy's request log are what fill the WAL: from the first commit of either on, a
   // worker checkpoints it (a daemon that only proxies would otherwise checkpoint on its own thread).
   const checkpointer = createWalCheckpointer(file, sqlite)
@@ -149,13 +151,19 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
     appendRunEvents,
     appendProxyRequests: createSqliteProxyRequestsAppender(db, sqlite, { afterCommit: checkpointer.start }),
     writesByOthers: commits.writesByOthers,
-    close: async () => {
-      commits.close()
-      // Batches waiting for their commit slot are stored, not dropped.
-      await appendRunEvents.commitWaiting()
-      await checkpointer.stop()
-      await db.destroy()
-    },
+    // Once: a store may be closed twice (a runtime, then its owner).
+    close: () =>
+      (closed ??= (async () => {
+        commits.close()
+        // Batches waiting for their commit slot are stored, not dropped.
+        await appendRunEvents.commitWaiting()
+        await checkpointer.stop()
+        // A process that wrote (`hangar token revoke`) returns only once every other process on the file has
+        // looked at its commits again (sqlite-commit-watch): what it revoked is refused from the next request.
+        const wrote = (changes.get() as number) > 0
+        await db.destroy()
+        if (wrote) await pause(LOOK_EVERY_MS)
+      })()),
   }
 }
 
@@ -212,4 +220,11 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
       await Promise.all([db.destroy(), eventsPoolEnded])
     },
   }
+}
+
+/** At least `ms` of wall time: a timer may fire early by the event loop's cached clock, so it is checked. */
+async function pause(ms: number): Promise<void> {
+  const until = performance.now() + ms
+  for (let left = ms; left > 0; left = until - performance.now())
+    await new Promise((resolve) => setTimeout(resolve, Math.ceil(left)))
 }

@@ -103,4 +103,23 @@ describe('sqlite commit watch', () => {
     expect(watch.writesByOthers()).toBe(before)
     watch.close()
   })
+
+  it('looks at most once per interval: a commit is seen at the first call once the interval has passed', () => {
+    let now = 1_000
+    const watch = createCommitWatch(file, dataVersion, { lookEveryMs: 5, now: () => now })
+    const first = watch.writesByOthers()
+    theirs.prepare('INSERT INTO t VALUES (4)').run()
+    now += 4.9
+    expect(watch.writesByOthers()).toBe(first)
+    now += 0.1
+    const seen = watch.writesByOthers()
+    expect(seen).not.toBe(first)
+    // The look that saw it starts the next interval.
+    theirs.prepare('INSERT INTO t VALUES (5)').run()
+    now += 4
+    expect(watch.writesByOthers()).toBe(seen)
+    now += 1
+    expect(watch.writesByOthers()).not.toBe(seen)
+    watch.close()
+  })
 })
