@@ -5,7 +5,7 @@
 // serialized; `parsed` (the same body, already parsed) says where the turns are, json-spans says where
 // their bytes are.
 import type { ProxyFamily } from './families.js'
-import { elementSpans, type JsonEdit, type JsonSpan, memberSpan, valueSpan } from './json-spans.js'
+import { elementSpan, type JsonEdit, type JsonSpan, memberSpan, valueSpan } from './json-spans.js'
 
 export interface InjectFeedsOptions {
   /** Chat Completions: a system message before the last user turn, or merged into that turn. */
@@ -55,7 +55,7 @@ function insertAt(position: number, text: string): JsonEdit {
 /** The raw span of element `index` of the array held by top-level member `key`. */
 function topLevelElement(raw: string, key: string, index: number): JsonSpan | undefined {
   const array = valueSpan(raw, key)
-  return array && elementSpans(raw, array)[index]
+  return array && elementSpan(raw, array, index)
 }
 
 function injectAnthropic(raw: string, body: JsonObject, block: string): JsonEdit | undefined {
@@ -117,7 +117,7 @@ function injectOpenAiResponses(
     return { ...inputSpan, text: `[${message},{"role":"user","content":${original}}]` }
   }
   const index = lastIndexWhere(body.input, isUserTurn)
-  const item = index === -1 ? undefined : elementSpans(raw, inputSpan)[index]
+  const item = index === -1 ? undefined : elementSpan(raw, inputSpan, index)
   if (!item) return undefined
   return insertAt(item.start, `${message},`)
 }
@@ -129,7 +129,9 @@ function injectGemini(raw: string, body: JsonObject, block: string): JsonEdit | 
   const partsSpan = turn && memberSpan(raw, turn, 'parts')
   if (!partsSpan || raw.charCodeAt(partsSpan.start) !== 0x5b) return undefined
   const part = serializedOnce('gemini', block, () => ({ text: block }))
-  const last = elementSpans(raw, partsSpan).at(-1)
+  const parts = asObject((body.contents as unknown[])[index])?.parts
+  const last =
+    Array.isArray(parts) && parts.length > 0 ? elementSpan(raw, partsSpan, parts.length - 1) : undefined
   return last ? insertAt(last.end, `,${part}`) : insertAt(partsSpan.start + 1, part)
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import {
   applyEdits,
   applyEditsToBytes,
-  elementSpans,
+  elementSpan,
   type JsonSpan,
   memberSpan,
   rootSpan,
@@ -10,6 +10,14 @@ import {
 } from './json-spans.js'
 
 const text = (raw: string, span: JsonSpan | undefined) => (span ? raw.slice(span.start, span.end) : undefined)
+
+/** Every element's span, in order, through elementSpan: up to the first index it has no element for. */
+function elementSpans(raw: string, arraySpan: JsonSpan): JsonSpan[] {
+  const spans: JsonSpan[] = []
+  for (let span = elementSpan(raw, arraySpan, 0); span; span = elementSpan(raw, arraySpan, spans.length))
+    spans.push(span)
+  return spans
+}
 
 describe('json-spans', () => {
   it('finds top-level values, not members of the same name nested deeper', () => {
@@ -67,6 +75,8 @@ describe('json-spans', () => {
       'null',
     ])
     expect(elementSpans(raw, { start: 0, end: 0 })).toEqual([])
+    expect(elementSpan(raw, valueSpan(raw, 'messages')!, 6)).toBeUndefined()
+    expect(elementSpan(raw, valueSpan(raw, 'messages')!, -1)).toBeUndefined()
     const empty = '{"a": [ ]}'
     expect(elementSpans(empty, valueSpan(empty, 'a')!)).toEqual([])
   })

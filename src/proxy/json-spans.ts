@@ -151,17 +151,19 @@ export function valueSpan(raw: string, key: string): JsonSpan | undefined {
   return memberSpan(raw, rootSpan(raw), key)
 }
 
-/** The span of each element of the array at `arraySpan`, in order; empty when it is not an array. */
-export function elementSpans(raw: string, arraySpan: JsonSpan): JsonSpan[] {
-  const spans: JsonSpan[] = []
-  if (raw.charCodeAt(arraySpan.start) !== OPEN_BRACKET) return spans
-  let index = skipWhitespace(raw, arraySpan.start + 1)
-  while (index < arraySpan.end && raw.charCodeAt(index) !== CLOSE_BRACKET) {
-    const end = valueEnd(raw, index)
-    spans.push({ start: index, end })
-    index = skipWhitespace(raw, end)
-    if (raw.charCodeAt(index) !== COMMA) break
-    index = skipWhitespace(raw, index + 1)
+/**
+ * The span of element `index` of the array at `arraySpan`; undefined when it has no such element or is not
+ * an array. Only the elements before it are scanned, and nothing is kept of them.
+ */
+export function elementSpan(raw: string, arraySpan: JsonSpan, index: number): JsonSpan | undefined {
+  if (raw.charCodeAt(arraySpan.start) !== OPEN_BRACKET) return undefined
+  let at = skipWhitespace(raw, arraySpan.start + 1)
+  for (let element = 0; at < arraySpan.end && raw.charCodeAt(at) !== CLOSE_BRACKET; element++) {
+    const end = valueEnd(raw, at)
+    if (element === index) return { start: at, end }
+    at = skipWhitespace(raw, end)
+    if (raw.charCodeAt(at) !== COMMA) break
+    at = skipWhitespace(raw, at + 1)
   }
-  return spans
+  return undefined
 }

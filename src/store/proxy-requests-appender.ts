@@ -58,6 +58,34 @@ export function spendOf(rows: readonly ProxyRequestsTable[]): ProxySpendTable[] 
 const ADD_SPEND =
   'ON CONFLICT (user_id, profile, minute) DO UPDATE SET cost_usd = proxy_spend.cost_usd + excluded.cost_usd'
 
+/** Rows per INSERT on SQLite: a batch of a few hundred takes a tenth less than with one statement per row. */
+const SQLITE_ROWS_PER_INSERT = 32
+
+/** A row's values in COLUMNS order, into `values` from `at` (named, not looked up by key: the hot loop). */
+function putValues(row: ProxyRequestsTable, values: unknown[], at: number): unknown[] {
+  values[at] = row.id
+  values[at + 1] = row.user_id
+  values[at + 2] = row.run_id
+  values[at + 3] = row.token_id
+  values[at + 4] = row.profile
+  values[at + 5] = row.family
+  values[at + 6] = row.method
+  values[at + 7] = row.path
+  values[at + 8] = row.model
+  values[at + 9] = row.stream
+  values[at + 10] = row.status
+  values[at + 11] = row.feeds
+  values[at + 12] = row.input_tokens
+  values[at + 13] = row.output_tokens
+  values[at + 14] = row.cache_read_tokens
+  values[at + 15] = row.cache_write_tokens
+  values[at + 16] = row.cost_usd
+  values[at + 17] = row.error
+  values[at + 18] = row.started_at
+  values[at + 19] = row.duration_ms
+  return values
+}
+
 export function createSqliteProxyRequestsAppender(
   db: Kysely<Database>,
   sqlite: SqliteDatabase.Database,
@@ -66,34 +94,23 @@ export function createSqliteProxyRequestsAppender(
   // Prepared on first use: the table exists only once the migrations have run.
   let insertAll: ((rows: readonly ProxyRequestsTable[]) => void) | undefined
   const prepare = () => {
-    const insert = sqlite.prepare(`${INTO} VALUES (${COLUMNS.map(() => '?').join(', ')})`)
+    const placeholders = (rows: number) =>
+      Array.from({ length: rows }, () => `(${COLUMNS.map(() => '?').join(', ')})`).join(', ')
+    const insertMany = sqlite.prepare(`${INTO} VALUES ${placeholders(SQLITE_ROWS_PER_INSERT)}`)
+    const insertOne = sqlite.prepare(`${INTO} VALUES ${placeholders(1)}`)
     const addSpend = sqlite.prepare(
       `INSERT INTO proxy_spend (user_id, profile, minute, cost_usd) VALUES (?, ?, ?, ?) ${ADD_SPEND}`,
     )
+    const many: unknown[] = []
+    const one: unknown[] = []
     return sqlite.transaction((rows: readonly ProxyRequestsTable[]) => {
-      for (const row of rows)
-        insert.run(
-          row.id,
-          row.user_id,
-          row.run_id,
-          row.token_id,
-          row.profile,
-          row.family,
-          row.method,
-          row.path,
-          row.model,
-          row.stream,
-          row.status,
-          row.feeds,
-          row.input_tokens,
-          row.output_tokens,
-          row.cache_read_tokens,
-          row.cache_write_tokens,
-          row.cost_usd,
-          row.error,
-          row.started_at,
-          row.duration_ms,
-        )
+      let next = 0
+      for (; next + SQLITE_ROWS_PER_INSERT <= rows.length; next += SQLITE_ROWS_PER_INSERT) {
+        for (let index = 0; index < SQLITE_ROWS_PER_INSERT; index++)
+          putValues(rows[next + index]!, many, index * COLUMNS.length)
+        insertMany.run(many)
+      }
+      for (; next < rows.length; next++) insertOne.run(putValues(rows[next]!, one, 0))
       for (const spend of spendOf(rows))
         addSpend.run(spend.user_id, spend.profile, spend.minute, spend.cost_usd)
     })
