@@ -47,7 +47,7 @@ const HOP_BY_HOP = new Set([
   'expect',
 ])
 
-const AUTH_HEADERS = ['authorization', 'x-api-key', 'x-goog-api-key']
+const AUTH_HEADERS = new Set(['authorization', 'x-api-key', 'x-goog-api-key'])
 
 /**
  * What an agent is given instead of a real key (a client library may insist on one). It is Hangar's own
@@ -167,11 +167,11 @@ function parsedBase(baseUrl: string): ParsedBase {
   return parsed
 }
 
-function withKey(urlFamily: UrlFamily, headers: Record<string, string | string[]>, key: string): void {
-  for (const name of AUTH_HEADERS) delete headers[name]
-  if (urlFamily === 'anthropic') headers['x-api-key'] = key
-  else if (urlFamily === 'gemini') headers['x-goog-api-key'] = key
-  else headers.authorization = `Bearer ${key}`
+/** The header the family's key goes in (OpenAI-style: a Bearer token). */
+const KEY_HEADER: Record<UrlFamily, string> = {
+  anthropic: 'x-api-key',
+  gemini: 'x-goog-api-key',
+  openai: 'authorization',
 }
 
 export interface ForwardInput {
@@ -247,23 +247,28 @@ function forwardWith(Agent: typeof UndiciAgent, input: ForwardInput): Promise<Fo
       aborted: false,
     })
   }
+  // What is not sent is left out as the headers are copied, not deleted afterwards: a delete turns the
+  // object into a slow dictionary, which undici then walks. Left out: hop-by-hop headers, the body's coding
+  // once it was decoded, and the client's credentials where Hangar sends the key (or must drop them).
+  const { apiKey, dropClientAuth } = input.upstream
   const headers: Record<string, string | string[]> = {}
   const from = input.headers
   for (const name in from) {
     const value = from[name]
-    if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value
+    if (value === undefined || HOP_BY_HOP.has(name)) continue
+    if (name === 'content-encoding' && input.bodyDecoded) continue
+    if (
+      AUTH_HEADERS.has(name) &&
+      (apiKey !== undefined || dropClientAuth || String(value).includes(STAND_IN_KEY))
+    )
+      continue
+    headers[name] = value
   }
-  if (input.bodyDecoded) delete headers['content-encoding']
   if (input.extraHeaders) Object.assign(headers, input.extraHeaders)
-  if (input.upstream.apiKey !== undefined) {
-    withKey(input.urlFamily, headers, input.upstream.apiKey)
-    if (target?.searchParams.has('key')) target.searchParams.set('key', input.upstream.apiKey)
-  } else {
-    for (const name of AUTH_HEADERS)
-      if (input.upstream.dropClientAuth || String(headers[name] ?? '').includes(STAND_IN_KEY))
-        delete headers[name]
-    if (target && input.upstream.dropClientAuth) target.searchParams.delete('key')
-  }
+  if (apiKey !== undefined) {
+    headers[KEY_HEADER[input.urlFamily]] = input.urlFamily === 'openai' ? `Bearer ${apiKey}` : apiKey
+    if (target?.searchParams.has('key')) target.searchParams.set('key', apiKey)
+  } else if (target && dropClientAuth) target.searchParams.delete('key')
   if (target) requestPath = `${target.pathname}${target.search}`
   // The usage filter works on the bytes as they are: ask for them unencoded.
   if (input.hideUsageChunk) headers['accept-encoding'] = 'identity'
