@@ -78,7 +78,9 @@ const MAX_HOPS = 8
 
 /** The hop ids a request arrived with. */
 function hopsOf(header: string | string[] | undefined): string[] {
-  const value = Array.isArray(header) ? header.join(',') : (header ?? '')
+  // Most requests come straight from an agent: no header.
+  if (header === undefined) return []
+  const value = Array.isArray(header) ? header.join(',') : header
   return value
     .split(',')
     .map((hop) => hop.trim())
@@ -148,11 +150,17 @@ export function createProxyHandler(deps: ProxyDeps) {
   return async function handleProxy(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const startedAt = new Date()
     const url = req.url ?? '/'
-    const query = url.includes('?') ? url.slice(url.indexOf('?')) : ''
-    const segments = url.slice(PREFIX.length, url.length - query.length).split('/')
-    const [token = '', urlFamilyName = ''] = segments
+    // `<token>/<family><rest>`, then the query: found by position, not split into an array per request.
+    const queryAt = url.indexOf('?')
+    const query = queryAt === -1 ? '' : url.slice(queryAt)
+    const path = url.slice(PREFIX.length, queryAt === -1 ? url.length : queryAt)
+    const tokenEnd = path.indexOf('/')
+    const familyEnd = tokenEnd === -1 ? -1 : path.indexOf('/', tokenEnd + 1)
+    const token = tokenEnd === -1 ? path : path.slice(0, tokenEnd)
+    const urlFamilyName =
+      tokenEnd === -1 ? '' : path.slice(tokenEnd + 1, familyEnd === -1 ? path.length : familyEnd)
     const urlFamily = URL_FAMILIES.has(urlFamilyName) ? (urlFamilyName as UrlFamily) : undefined
-    const rest = `/${segments.slice(2).join('/')}`
+    const rest = familyEnd === -1 ? '/' : path.slice(familyEnd)
     if (!urlFamily) {
       sendError(
         res,

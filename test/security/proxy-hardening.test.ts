@@ -275,6 +275,26 @@ describe('proxy hardening', () => {
     expect(mock.requests).toHaveLength(0)
   })
 
+  it('refuses a proxy path without a known family, its token unread, calling nothing', async () => {
+    const prefix = new URL(endpoints.anthropic).pathname
+    const token = prefix.split('/')[2]!
+    for (const path of [
+      `/proxy/${token}`,
+      `/proxy/${token}/`,
+      `/proxy/${token}?family=anthropic`,
+      `/proxy/${token}/nope/v1/messages`,
+      `/proxy/${token}/anthropicx/v1/messages`,
+      `/proxy//anthropic`,
+    ]) {
+      const response = await fetch(`${daemon.url}${path}`, { method: 'POST', body: messages('lost') })
+      const body = (await response.json()) as { error?: { message?: string } }
+      expect(response.status, path).toBe(path === '/proxy//anthropic' ? 401 : 404)
+      if (response.status === 404) expect(body.error?.message, path).toMatch(/^unknown model family/)
+      expect(JSON.stringify(body), path).not.toContain(token)
+    }
+    expect(mock.requests).toHaveLength(0)
+  })
+
   // Issue 17 item 6: a coding the proxy cannot read is refused, not passed on unread.
   it('answers an unknown content coding with 415 in the family shape, calling nothing', async () => {
     for (const coding of ['compress', 'zstd', 'gzip, compress']) {
