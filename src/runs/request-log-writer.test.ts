@@ -71,6 +71,29 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
     expect(batches).toHaveBeenCalledTimes(1)
   })
 
+  it('counts the spend of a profile whose name holds quotes and backslashes under that very name', async () => {
+    writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 600_000 })
+    // Names reach the spend statement as SQL literals on PostgreSQL: quoted, never run.
+    const profile = "it's\\'); DELETE FROM proxy_spend; --"
+    const odd = proxyRequestRow({
+      id: 'p-quoted',
+      profile,
+      startedAt: new Date().toISOString(),
+      costUsd: 0.25,
+      runId,
+    })
+    writer.add(userId, row())
+    writer.add(userId, odd)
+    await writer.flush()
+    const since = new Date(Date.now() - 60_000).toISOString()
+    const scope = testStore.store.forUser(userId).proxyRequests
+    expect(await scope.spentSince(profile, since)).toBe(0.25)
+    expect(await scope.spentSince('reviewer', since)).toBe(0.5)
+    expect((await scope.listForRun(runId)).map((stored) => stored.profile).sort()).toEqual(
+      ['reviewer', profile].sort(),
+    )
+  })
+
   it('stores a batch whole or not at all, and then the good rows of a failed batch each alone', async () => {
     writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 600_000 })
     const existing = row()
