@@ -376,8 +376,12 @@ export function createScheduler(options: SchedulerOptions) {
       stopped = true
       if (timer) clearInterval(timer)
       for (const entry of running.values()) entry.controller.abort()
-      await Promise.all([...running.values()].map((entry) => entry.done))
+      // A pass under way may still claim a run and start it after this: the pass ends first (no other starts
+      // once stopped), then every run is cancelled and waited for, the late one included. Before, a run the
+      // pass started went on against a store its runtime had closed (CI: "driver has already been destroyed").
       await scheduling
+      for (const entry of running.values()) entry.controller.abort()
+      await Promise.all([...running.values()].map((entry) => entry.done))
     },
 
     runningCount: () => running.size,
