@@ -1,7 +1,8 @@
 // The proxy's request log, written behind in batches (runs/request-log-writer), on the engine's own driver
-// rather than a Kysely multi-row INSERT built and compiled anew for every batch. On SQLite one prepared
-// INSERT run per row inside one transaction, taken through Kysely's one connection so it never lands inside
-// a transaction in progress; on PostgreSQL one COPY, with the statements that complete it, in one message.
+// rather than a Kysely multi-row INSERT built and compiled anew for every batch. On SQLite prepared INSERTs
+// of 32 rows (and one for the rest) inside one transaction, taken through Kysely's one connection so it
+// never lands inside a transaction in progress; on PostgreSQL one COPY, with the statements that complete
+// it, in one message.
 // Either way a batch lands whole or not at all, with what it adds to proxy_spend.
 import type SqliteDatabase from 'better-sqlite3'
 import type { Kysely } from 'kysely'
@@ -41,18 +42,35 @@ const INTO = `INSERT INTO proxy_requests (${COLUMNS.join(', ')})`
 /**
  * What a batch adds to proxy_spend, the per-minute sums budgets read (migration 0018): one row per user,
  * profile and minute, summed here so a batch makes one upsert per minute it spans, not one per request.
+ * `byRun` keeps each run's sum apart too (with its run_id), for a writer that counts a run's spend only
+ * while the run is there.
  */
-export function spendOf(rows: readonly ProxyRequestsTable[]): ProxySpendTable[] {
-  const byMinute = new Map<string, ProxySpendTable>()
+export function spendOf(rows: readonly ProxyRequestsTable[]): ProxySpendTable[]
+export function spendOf(
+  rows: readonly ProxyRequestsTable[],
+  options: { byRun: true },
+): (ProxySpendTable & { run_id: string | null })[]
+export function spendOf(
+  rows: readonly ProxyRequestsTable[],
+  options: { byRun?: boolean } = {},
+): (ProxySpendTable & { run_id?: string | null })[] {
+  const sums = new Map<string, ProxySpendTable & { run_id?: string | null }>()
   for (const row of rows) {
     if (row.cost_usd === null || row.cost_usd === undefined) continue
     const minute = row.started_at.slice(0, 16)
-    const key = `${row.user_id}\0${row.profile}\0${minute}`
-    const spend = byMinute.get(key)
+    const key = `${row.user_id}\0${row.profile}\0${minute}${options.byRun ? `\0${row.run_id ?? ''}` : ''}`
+    const spend = sums.get(key)
     if (spend) spend.cost_usd += row.cost_usd
-    else byMinute.set(key, { user_id: row.user_id, profile: row.profile, minute, cost_usd: row.cost_usd })
+    else
+      sums.set(key, {
+        user_id: row.user_id,
+        profile: row.profile,
+        minute,
+        cost_usd: row.cost_usd,
+        ...(options.byRun && { run_id: row.run_id }),
+      })
   }
-  return [...byMinute.values()]
+  return [...sums.values()]
 }
 
 const ADD_SPEND =
@@ -143,25 +161,12 @@ export function createPostgresProxyRequestsAppender(pool: pg.Pool): ProxyRequest
     if (rows.length === 0) return
     let data = ''
     const runIds = new Set<string>()
-    // Per run too: a deleted run's rows add nothing.
-    const spends = new Map<string, ProxySpendTable & { run_id: string | null }>()
     for (const row of rows) {
       data += copyRow(row)
       if (row.run_id !== null) runIds.add(row.run_id)
-      if (row.cost_usd === null || row.cost_usd === undefined) continue
-      const minute = row.started_at.slice(0, 16)
-      const key = `${row.user_id}\0${row.profile}\0${minute}\0${row.run_id ?? ''}`
-      const spend = spends.get(key)
-      if (spend) spend.cost_usd += row.cost_usd
-      else
-        spends.set(key, {
-          user_id: row.user_id,
-          profile: row.profile,
-          minute,
-          run_id: row.run_id,
-          cost_usd: row.cost_usd,
-        })
     }
+    // Per run too: a deleted run's rows add nothing.
+    const spends = spendOf(rows, { byRun: true })
     const statements = [COPY_REQUESTS]
     if (runIds.size > 0) {
       const ids = [...runIds].map((id) => escapeLiteral(id)).join(', ')
@@ -170,8 +175,8 @@ export function createPostgresProxyRequestsAppender(pool: pg.Pool): ProxyRequest
           `AND run_id NOT IN (SELECT id FROM runs WHERE id IN (${ids}))`,
       )
     }
-    if (spends.size > 0) {
-      const values = [...spends.values()]
+    if (spends.length > 0) {
+      const values = spends
         .map(
           (spend) =>
             `(${escapeLiteral(spend.user_id)}, ${escapeLiteral(spend.profile)}, ${escapeLiteral(spend.minute)}, ` +

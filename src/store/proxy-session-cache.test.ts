@@ -206,7 +206,8 @@ describe('proxy session cache, another process on the same SQLite file', () => {
     await testStore.dispose()
   })
 
-  it('a token revoked by another process is refused at the very next request once that process is done', async () => {
+  /** The daemon's auth service holding a proxy token (cached), and a revocation of it by the other process. */
+  async function tokenHeldByDaemon() {
     const daemon = createAuthService({ store: testStore.store })
     const cli = createAuthService({ store: other })
     const { token, record } = await cli.createToken('system', owner.id, {
@@ -216,22 +217,20 @@ describe('proxy session cache, another process on the same SQLite file', () => {
     })
     expect(await daemon.authenticateProxy(token)).toBeDefined()
     expect(await daemon.authenticateProxy(token)).toBeDefined()
-    await cli.revokeToken('system', owner.id, record.id)
+    return { daemon, token, revoke: () => cli.revokeToken('system', owner.id, record.id) }
+  }
+
+  it('a token revoked by another process is refused at the very next request once that process is done', async () => {
+    const { daemon, token, revoke } = await tokenHeldByDaemon()
+    await revoke()
     // As `hangar token revoke` does before it returns: its store closes, having waited out the daemon's look.
     await other.close()
     expect(await daemon.authenticateProxy(token)).toBeUndefined()
   })
 
   it('a token revoked by a process that stays open is refused within the look interval', async () => {
-    const daemon = createAuthService({ store: testStore.store })
-    const cli = createAuthService({ store: other })
-    const { token, record } = await cli.createToken('system', owner.id, {
-      name: 'p',
-      kind: 'proxy',
-      profile: 'reviewer',
-    })
-    expect(await daemon.authenticateProxy(token)).toBeDefined()
-    await cli.revokeToken('system', owner.id, record.id)
+    const { daemon, token, revoke } = await tokenHeldByDaemon()
+    await revoke()
     await waitFor(async () => (await daemon.authenticateProxy(token)) === undefined, 'the revocation seen')
   })
 })

@@ -1,5 +1,5 @@
-// "Has another connection committed?" asked on every proxied request (a revoked token must be refused on
-// the next one), for less than `PRAGMA data_version` costs (a statement step and two fcntl locks). In WAL
+// "Has another connection committed?" asked by the proxied requests (a token revoked by another process
+// must be refused), for less than `PRAGMA data_version` costs (a statement step and two fcntl locks). In WAL
 // mode every commit, by any connection of any process, rewrites the wal-index header: the first 48 bytes
 // of `<db>-shm`, whose `iChange` counter goes up with each transaction and whose checksum covers the rest
 // (https://www.sqlite.org/walformat.html, "The WAL-Index Header"). One pread of those bytes tells whether
