@@ -17,7 +17,7 @@ const PORTKEY_DIR = path.join(os.homedir(), '.cache', 'hangar', 'portkey-1.15.2'
 const PORTKEY_PACKAGES = ['@portkey-ai/gateway@1.15.2', 'hono@4.9.7', '@hono/node-server@1.13.5']
 const CLOCK_TICKS = 100
 
-function startChild(command, args, options = {}) {
+export function startChild(command, args, options = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], ...options })
     let out = ''
@@ -30,15 +30,16 @@ function startChild(command, args, options = {}) {
   })
 }
 
-function stop(child) {
+export function stop(child) {
   const exited = new Promise((resolve) => child.once('exit', resolve))
   child.kill('SIGTERM')
   return exited
 }
 
-function cpuSeconds(pid) {
+/** CPU seconds `pid` has used, in user space and in the kernel (its system calls: sockets, files). */
+export function cpuTimes(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
+  return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS }
 }
 
 async function freePort() {
@@ -113,7 +114,7 @@ function timedRequest(url, headers, body) {
   })
 }
 
-function requestBody(approxBytes, stream) {
+export function requestBody(approxBytes, stream) {
   const history = []
   for (let turn = 0; history.length === 0 || JSON.stringify(history).length < approxBytes - 400; turn++) {
     history.push({
@@ -152,10 +153,10 @@ async function latencies(target, body, count, pick) {
   return samples
 }
 
-/** Requests done and CPU seconds used by `target` in `seconds` of `concurrency` clients. */
-async function load(target, body, seconds, concurrency) {
+/** Requests done, and CPU seconds used by `target` (all of it, and in the kernel), in `seconds` of `concurrency` clients. */
+export async function load(target, body, seconds, concurrency) {
   const headers = clientHeaders(target)
-  const cpuBefore = target.pid ? cpuSeconds(target.pid) : 0
+  const before = target.pid ? cpuTimes(target.pid) : undefined
   const until = performance.now() + seconds * 1000
   let done = 0
   await Promise.all(
@@ -166,7 +167,10 @@ async function load(target, body, seconds, concurrency) {
       }
     }),
   )
-  return { done, cpu: target.pid ? cpuSeconds(target.pid) - cpuBefore : undefined }
+  if (!before) return { done, cpu: undefined, system: undefined }
+  const after = cpuTimes(target.pid)
+  const system = after.system - before.system
+  return { done, cpu: after.user - before.user + system, system }
 }
 
 /**
@@ -175,7 +179,7 @@ async function load(target, body, seconds, concurrency) {
  * them hold. A target that fails a measurement is reported (Portkey 1.15.2 answers streams with 500 on
  * Node 20), not fatal, and left out of the later rounds.
  */
-async function inTurns(targets, rounds, measure) {
+export async function inTurns(targets, rounds, measure) {
   const slices = new Map(targets.map(([name]) => [name, []]))
   const failed = new Map()
   for (let round = 0; round < rounds; round++) {
@@ -248,6 +252,12 @@ export async function benchProxy({ samples = 2000, seconds = 10 } = {}) {
                 // Near 1, the process is held by its own CPU (one JavaScript thread): its throughput is
                 // then 1 / CPU per request, and the throughput ratio the inverse of the CPU ratio.
                 cores: slices.reduce((sum, slice) => sum + slice.cpu, 0) / seconds,
+                // The kernel's share (system calls: the sockets, the store's files).
+                systemShare:
+                  slices.reduce((sum, slice) => sum + slice.system, 0) /
+                  slices.reduce((sum, slice) => sum + slice.cpu, 0),
+                // Requests of each round: the rounds' ratios show how far a shared machine moved them.
+                rounds: slices.map((slice) => slice.done),
               }
             : slices,
       }
@@ -280,16 +290,17 @@ export function printProxyBench({ results, portkey, bytes }) {
         `${latency(name, 'firstByte', 'first byte')}  ` +
         (load.error
           ? `load failed (${load.error})`
-          : `${Math.round(load.perSecond)} req/s  ${load.cpuMsPerRequest.toFixed(2)} ms CPU/req (${load.cores.toFixed(2)} cores)`),
+          : `${Math.round(load.perSecond)} req/s  ${load.cpuMsPerRequest.toFixed(2)} ms CPU/req (${load.cores.toFixed(2)} cores, ${Math.round(load.systemShare * 100)}% in the kernel)`),
     )
   }
   // Goals (issue 19): throughput ≥ 0.8×, CPU ≤ 1.5×, added p50 and p99 at 1 KB ≤ 1.2×.
   for (const name of ['hangar', 'hangar-pg']) {
     const ratio = (key, p) => added(name, key, p) / added('minimal', key, p)
     const { load } = results[name]
+    const perRound = load.rounds.map((done, round) => done / results.minimal.load.rounds[round])
     console.log(
       `  ${name} ÷ minimal: 1 KB p50 ${ratio('small', 50).toFixed(2)}× p99 ${ratio('small', 99).toFixed(2)}×  200 KB ${ratio('large', 50).toFixed(2)}×  first byte ${ratio('firstByte', 50).toFixed(2)}×  ` +
-        `throughput ${(load.perSecond / results.minimal.load.perSecond).toFixed(2)}×  CPU ${(load.cpuMsPerRequest / results.minimal.load.cpuMsPerRequest).toFixed(2)}×`,
+        `throughput ${(load.perSecond / results.minimal.load.perSecond).toFixed(2)}× (rounds ${Math.min(...perRound).toFixed(2)}–${Math.max(...perRound).toFixed(2)}×)  CPU ${(load.cpuMsPerRequest / results.minimal.load.cpuMsPerRequest).toFixed(2)}×`,
     )
   }
   if (!portkey)

@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+// The proxy's throughput and CPU per request, side by side in turns, for telling whether a change helps on a
+// shared machine: there the ratio to the minimal pass-through has swung 0.69–0.83× between runs minutes
+// apart, while two builds of Hangar loaded in the same turns move together.
+//   npm run build && node scripts/bench-proxy-ab.mjs [--against <dir>] [--rounds N] [--slice seconds] [role ...]
+// Roles: minimal, hangar, hangar-pg (default: minimal hangar). --against <dir>: each Hangar role runs from
+// that checkout's build as well (say a `git worktree` of the commit before, built), named `<role>@<dir>`.
+// Prints req/s, CPU µs per request (and the kernel's part) and each target's ratio to the first, with
+// the spread of the per-round ratios. Numbers only, no assertion.
+import path from 'node:path'
+import { parseArgs } from 'node:util'
+import { inTurns, load, requestBody, startChild, stop } from './bench-proxy.mjs'
+import { percentile } from './bench-support.mjs'
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    against: { type: 'string' },
+    rounds: { type: 'string', default: '10' },
+    slice: { type: 'string', default: '1.5' },
+  },
+})
+const ROLES = ['minimal', 'hangar', 'hangar-pg']
+const roles = positionals.length > 0 ? positionals : ['minimal', 'hangar']
+const unknown = roles.find((role) => !ROLES.includes(role))
+if (unknown) {
+  console.error(`unknown role "${unknown}": expected ${ROLES.join(', ')}`)
+  process.exit(2)
+}
+const rounds = Number(values.rounds)
+const slice = Number(values.slice)
+if (!(rounds >= 1 && slice > 0)) {
+  console.error('--rounds takes a whole number of at least 1, --slice a number of seconds above 0')
+  process.exit(2)
+}
+
+/** A target's slices summed: requests per second, and CPU µs per request (all, and the kernel's). */
+function totals(slices) {
+  const sum = (key) => slices.reduce((total, one) => total + one[key], 0)
+  return {
+    perSecond: sum('done') / sum('seconds'),
+    cpuUs: (sum('cpu') * 1e6) / sum('done'),
+    systemUs: (sum('system') * 1e6) / sum('done'),
+  }
+}
+
+const here = path.dirname(new URL(import.meta.url).pathname)
+const serversOf = (root) => path.join(root, 'scripts/bench-proxy-servers.mjs')
+const upstream = await startChild(process.execPath, [serversOf(path.join(here, '..')), 'upstream'])
+const started = []
+try {
+  const trees = [path.join(here, '..'), ...(values.against ? [path.resolve(values.against)] : [])]
+  for (const role of roles)
+    for (const [index, root] of trees.entries()) {
+      if (index > 0 && role === 'minimal') continue
+      const server = await startChild(process.execPath, [serversOf(root), role, upstream.url])
+      const name = index === 0 ? role : `${role}@${values.against}`
+      started.push({ ...server, target: [name, { url: `${server.url}/v1/messages`, pid: server.child.pid }] })
+    }
+  const targets = started.map((server) => server.target)
+  const body = requestBody(1024, false)
+  // Warm (JIT, statements, feeds) before anything counts, as in the bench.
+  await inTurns(targets, 1, (target) => load(target, body, 3, 16))
+  const results = await inTurns(targets, rounds, async (target) => {
+    const from = performance.now()
+    const measured = await load(target, body, slice, 16)
+    return { ...measured, seconds: (performance.now() - from) / 1000 }
+  })
+  const [first] = targets[0]
+  const base = results.get(first)
+  for (const [name] of targets) {
+    const slices = results.get(name)
+    if (!Array.isArray(slices)) {
+      console.log(`${name.padEnd(28)} failed (${slices.error})`)
+      continue
+    }
+    const { perSecond, cpuUs, systemUs } = totals(slices)
+    const ratios = slices.map(
+      (one, round) => one.done / one.seconds / (base[round].done / base[round].seconds),
+    )
+    const baseTotals = totals(base)
+    console.log(
+      `${name.padEnd(28)} ${Math.round(perSecond)} req/s  ${cpuUs.toFixed(1)} µs CPU/req (${systemUs.toFixed(1)} in the kernel)  ` +
+        `÷ ${first}: throughput ${(perSecond / baseTotals.perSecond).toFixed(3)}× (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×, median ${percentile(ratios, 50).toFixed(2)}×)  CPU ${(cpuUs / baseTotals.cpuUs).toFixed(3)}×`,
+    )
+  }
+} finally {
+  for (const server of [...started, upstream]) await stop(server.child)
+}
