@@ -9,7 +9,7 @@
 // the spread of the per-round ratios. Numbers only, no assertion.
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { inTurns, load, requestBody, startChild, stop } from './bench-proxy.mjs'
+import { inTurns, load, requestBody, startChild, stop, sumSlices } from './bench-proxy.mjs'
 import { percentile } from './bench-support.mjs'
 
 const { values, positionals } = parseArgs({
@@ -29,19 +29,16 @@ if (unknown) {
 }
 const rounds = Number(values.rounds)
 const slice = Number(values.slice)
-if (!(rounds >= 1 && slice > 0)) {
+if (!(Number.isInteger(rounds) && rounds >= 1 && slice > 0)) {
   console.error('--rounds takes a whole number of at least 1, --slice a number of seconds above 0')
   process.exit(2)
 }
 
-/** A target's slices summed: requests per second, and CPU µs per request (all, and the kernel's). */
+/** A target's slices: requests per second, and CPU µs per request (all, and the kernel's). */
 function totals(slices) {
-  const sum = (key) => slices.reduce((total, one) => total + one[key], 0)
-  return {
-    perSecond: sum('done') / sum('seconds'),
-    cpuUs: (sum('cpu') * 1e6) / sum('done'),
-    systemUs: (sum('system') * 1e6) / sum('done'),
-  }
+  const { done, cpu, system } = sumSlices(slices)
+  const seconds = slices.reduce((total, one) => total + one.seconds, 0)
+  return { perSecond: done / seconds, cpuUs: (cpu * 1e6) / done, systemUs: (system * 1e6) / done }
 }
 
 const here = path.dirname(new URL(import.meta.url).pathname)
@@ -68,6 +65,9 @@ try {
   })
   const [first] = targets[0]
   const base = results.get(first)
+  if (!Array.isArray(base))
+    throw new Error(`${first} failed, so there is nothing to compare with: ${base.error}`)
+  const baseTotals = totals(base)
   for (const [name] of targets) {
     const slices = results.get(name)
     if (!Array.isArray(slices)) {
@@ -78,7 +78,6 @@ try {
     const ratios = slices.map(
       (one, round) => one.done / one.seconds / (base[round].done / base[round].seconds),
     )
-    const baseTotals = totals(base)
     console.log(
       `${name.padEnd(28)} ${Math.round(perSecond)} req/s  ${cpuUs.toFixed(1)} µs CPU/req (${systemUs.toFixed(1)} in the kernel)  ` +
         `÷ ${first}: throughput ${(perSecond / baseTotals.perSecond).toFixed(3)}× (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×, median ${percentile(ratios, 50).toFixed(2)}×)  CPU ${(cpuUs / baseTotals.cpuUs).toFixed(3)}×`,

@@ -173,6 +173,35 @@ export async function load(target, body, seconds, concurrency) {
   return { done, cpu: after.user - before.user + system, system }
 }
 
+/** Slices of load() summed: requests, CPU seconds (all, and the kernel's). */
+export function sumSlices(slices) {
+  let done = 0
+  let cpu = 0
+  let system = 0
+  for (const slice of slices) {
+    done += slice.done
+    cpu += slice.cpu
+    system += slice.system
+  }
+  return { done, cpu, system }
+}
+
+/** What the bench prints of a target's load slices, taken over `seconds` in all. */
+function loadFigures(slices, seconds) {
+  const { done, cpu, system } = sumSlices(slices)
+  return {
+    perSecond: done / seconds,
+    cpuMsPerRequest: (cpu * 1000) / done,
+    // Near 1, the process is held by its own CPU (one JavaScript thread): its throughput is then
+    // 1 / CPU per request, and the throughput ratio the inverse of the CPU ratio.
+    cores: cpu / seconds,
+    // The kernel's share (system calls: the sockets, the store's files).
+    systemShare: system / cpu,
+    // Requests of each round: the rounds' ratios show how far a shared machine moved them.
+    rounds: slices.map((slice) => slice.done),
+  }
+}
+
 /**
  * Runs `measure(target, slice)` for every target in turns — a slice each, `rounds` times — so that
  * whatever else the machine does in the meantime falls on every target alike, and the ratios between
@@ -241,25 +270,7 @@ export async function benchProxy({ samples = 2000, seconds = 10 } = {}) {
         small: smallRuns.get(name),
         large: largeRuns.get(name),
         firstByte: firstByteRuns.get(name),
-        load: !slices
-          ? undefined
-          : Array.isArray(slices)
-            ? {
-                perSecond: slices.reduce((sum, slice) => sum + slice.done, 0) / seconds,
-                cpuMsPerRequest:
-                  (slices.reduce((sum, slice) => sum + slice.cpu, 0) * 1000) /
-                  slices.reduce((sum, slice) => sum + slice.done, 0),
-                // Near 1, the process is held by its own CPU (one JavaScript thread): its throughput is
-                // then 1 / CPU per request, and the throughput ratio the inverse of the CPU ratio.
-                cores: slices.reduce((sum, slice) => sum + slice.cpu, 0) / seconds,
-                // The kernel's share (system calls: the sockets, the store's files).
-                systemShare:
-                  slices.reduce((sum, slice) => sum + slice.system, 0) /
-                  slices.reduce((sum, slice) => sum + slice.cpu, 0),
-                // Requests of each round: the rounds' ratios show how far a shared machine moved them.
-                rounds: slices.map((slice) => slice.done),
-              }
-            : slices,
+        load: !slices ? undefined : Array.isArray(slices) ? loadFigures(slices, seconds) : slices,
       }
     }
     return { results, portkey: Boolean(portkey), bytes: { small: small.length, large: large.length } }
