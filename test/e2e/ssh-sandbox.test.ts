@@ -281,6 +281,8 @@ describe('sandboxed runs on an SSH target', () => {
     const text = await runHangar(['run', '--agent', 'claude-boxed', 'Hello. NOTOOL'], {
       env,
       cwd: shop.project,
+      // As long as the JSON run above may take: a run here ships, probes and launches over ssh.
+      timeoutMs: 120_000,
     })
     expect(text.code, text.stderr).toBe(0)
     expect(text.stderr).toMatch(/warning: box \(.*\): bubblewrap is not installed there/)

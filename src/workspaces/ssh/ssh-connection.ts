@@ -3,6 +3,7 @@
 // (ship, launch, cancel, sync back) cost one handshake. `HANGAR_SSH_COMMAND` replaces `ssh` the way
 // GIT_SSH_COMMAND does for git (e.g. `ssh -F ./ssh_config`).
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -70,6 +71,16 @@ function controlDirectory(): string {
   return directory
 }
 
+/**
+ * The master socket for one ssh command line and destination. A master applies its own options (SetEnv,
+ * -F config, forwards) to every session it carries, so a different `HANGAR_SSH_COMMAND` must not reuse
+ * a master another one left behind (ControlPersist keeps it up to a minute, longer than a killed daemon).
+ */
+export function controlPath(command: readonly string[]): string {
+  const key = createHash('sha256').update(JSON.stringify(command)).digest('hex').slice(0, 10)
+  return path.join(controlDirectory(), `${key}-%C`)
+}
+
 export function createSshConnection(
   target: SshTarget,
   env: Readonly<Record<string, string | undefined>> = process.env,
@@ -81,7 +92,7 @@ export function createSshConnection(
     '-o',
     'ControlMaster=auto',
     '-o',
-    `ControlPath=${path.join(controlDirectory(), '%C')}`,
+    `ControlPath=${controlPath([command!, ...leading])}`,
     '-o',
     'ControlPersist=60',
   ]
