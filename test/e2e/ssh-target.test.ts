@@ -213,6 +213,8 @@ describe('SSH target', () => {
     const result = await runHangar(['run', '--agent', 'remote', '--data-dir', dataDir, 'FILE=from-cli.txt'], {
       env,
       cwd: project,
+      // Ships, launches over ssh and syncs back: as long as the API runs above may take.
+      timeoutMs: 90_000,
     })
     expect(result.code, result.stderr).toBe(0)
     expect(await readFile(path.join(project, 'from-cli.txt'), 'utf8')).toBe('hello from mock\n')
@@ -220,5 +222,5 @@ describe('SSH target', () => {
       expect(gitIn(repository, 'remote')).toBe('')
     const { json: workspaces } = await api<WorkspaceJson[]>('GET', '/api/workspaces')
     for (const workspace of workspaces) expect(gitIn(workspace.path, 'remote')).toBe('')
-  })
+  }, 120_000)
 })

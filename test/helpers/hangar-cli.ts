@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
+import { loadFactor } from './load-factor.js'
 
 export const HANGAR_BIN = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -26,6 +27,7 @@ export interface CliOptions {
   env?: NodeJS.ProcessEnv
   cwd?: string
   input?: string
+  /** SIGKILLed after this long; by default 20 s, times the machine's load factor. */
   timeoutMs?: number
   /** An installed `hangar` executable to run instead of `node dist/bin/hangar.js` (startDaemon only). */
   bin?: string
@@ -58,7 +60,8 @@ export function runHangar(args: string[], options: CliOptions = {}): Promise<Cli
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString()
     })
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000)
+    // A command's own default, like the tests' (load-aware-timeouts), grows with the machine's load.
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000 * loadFactor())
     child.on('error', reject)
     child.on('close', (code) => {
       clearTimeout(timer)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { loadFactor } from './load-aware-timeouts.js'
+import { loadFactor } from '../helpers/load-factor.js'
 
 describe('load-aware timeouts', () => {
   it('keep the defaults on a machine with cores to spare', () => {
