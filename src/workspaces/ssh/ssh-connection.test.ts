@@ -4,24 +4,15 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startSshd, type TestSshd } from '../../../test/helpers/sshd.js'
-import { createSshConnection, type SshConnection } from './ssh-connection.js'
+import { connectToSshd, startSshd, type TestSshd } from '../../../test/helpers/sshd.js'
+import type { SshConnection } from './ssh-connection.js'
 
 let sshd: TestSshd
 let scratch: string
 const opened: SshConnection[] = []
 
 function connect(sshCommand: string): SshConnection {
-  const connection = createSshConnection(
-    {
-      name: 'box',
-      ssh: `${sshd.user}@127.0.0.1`,
-      dir: path.join(scratch, 'host'),
-      port: sshd.port,
-      identityFile: sshd.identityFile,
-    },
-    { HANGAR_SSH_COMMAND: sshCommand },
-  )
+  const connection = connectToSshd(sshd, path.join(scratch, 'host'), sshCommand)
   opened.push(connection)
   return connection
 }

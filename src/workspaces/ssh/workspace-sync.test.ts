@@ -5,8 +5,8 @@ import { existsSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startSshd, type TestSshd } from '../../../test/helpers/sshd.js'
-import { createSshConnection, type SshConnection } from './ssh-connection.js'
+import { connectToSshd, startSshd, type TestSshd } from '../../../test/helpers/sshd.js'
+import type { SshConnection } from './ssh-connection.js'
 import { remoteKey, shipWorkspace, syncBack } from './workspace-sync.js'
 import { gitIn } from '../../../test/helpers/git-fixture.js'
 
@@ -27,16 +27,7 @@ async function project(name: string): Promise<string> {
 }
 
 function connect(sshCommand = sshd.sshCommand): SshConnection {
-  return createSshConnection(
-    {
-      name: 'box',
-      ssh: `${sshd.user}@127.0.0.1`,
-      dir: path.join(scratch, 'host'),
-      port: sshd.port,
-      identityFile: sshd.identityFile,
-    },
-    { HANGAR_SSH_COMMAND: sshCommand },
-  )
+  return connectToSshd(sshd, path.join(scratch, 'host'), sshCommand)
 }
 
 beforeAll(async () => {
