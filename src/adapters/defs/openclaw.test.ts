@@ -60,6 +60,7 @@ describe('openclawAdapter', () => {
     expect(configOf(plan)).toMatchObject({
       agents: { defaults: { workspace: input.cwd, skipBootstrap: true, sandbox: { mode: 'off' } } },
       tools: { profile: 'coding', fs: { workspaceOnly: true }, exec: { mode: 'full' } },
+      session: { maintenance: { mode: 'warn' } },
     })
     expectPlanInvariants(plan, input)
   })

@@ -177,6 +177,11 @@ function openclawConfig(input: LaunchInput): Record<string, unknown> {
       deny: openclawDeniedTools(input.permissions),
     },
     update: { checkOnStart: false },
+    // A state dir holds one session, kept for its resumes: there are no old sessions in it to prune. In the
+    // default `enforce` mode every turn plans a pruning pass anyway, in worker threads that each load their
+    // own copy of OpenClaw's modules: measured here, a fifth of a turn's CPU (17-18 s -> 14-16 s) and
+    // 130-200 MB of its peak memory.
+    session: { maintenance: { mode: 'warn' } },
     // Otherwise the log goes to the host-wide /tmp/openclaw/.
     logging: { file: path.join(input.runDir, 'openclaw.log') },
     ...(provider ? { models: provider.models } : {}),
