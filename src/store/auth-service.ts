@@ -86,7 +86,7 @@ export function createAuthService(options: AuthServiceOptions) {
   /** A proxy token not in memory: read from the store, then cached (unless a revocation raced the read). */
   async function lookupProxySession(
     parsed: NonNullable<ReturnType<typeof parseToken>>,
-    key: string,
+    secret: string,
   ): Promise<CachedProxySession | undefined> {
     const generation = proxySessions.generation()
     const row = await store.authLookups.findToken(parsed.lookupId)
@@ -100,7 +100,7 @@ export function createAuthService(options: AuthServiceOptions) {
     if (!row.last_used_at || Date.parse(row.last_used_at) < now - PROXY_TOUCH_EVERY_MS)
       await store.authLookups.touchToken(row.id)
     const session = { tokenId: row.id, userId: row.user_id, runId: row.run_id, profile: row.profile }
-    proxySessions.set(key, generation, { session, expiresAtMs: Date.parse(row.expires_at), nowMs: now })
+    proxySessions.set(secret, generation, { session, expiresAtMs: Date.parse(row.expires_at), nowMs: now })
     return session
   }
 
@@ -212,13 +212,12 @@ export function createAuthService(options: AuthServiceOptions) {
     ): CachedProxySession | undefined | Promise<CachedProxySession | undefined> {
       // The cache first: it holds only secrets that parsed and matched a stored token, so a hit needs
       // neither the parse nor its checksum (a miss still meets both before any database lookup).
-      const key = hashSecret(secret)
       dropIfOthersWrote()
-      const cached = proxySessions.get(key, clock().getTime())
+      const cached = proxySessions.get(secret, clock().getTime())
       if (cached) return cached
       const parsed = parseToken(secret, 'pat')
       if (!parsed) return undefined
-      return lookupProxySession(parsed, key)
+      return lookupProxySession(parsed, secret)
     },
 
     /** A PAT (`hgr_…`) or a CLI/browser session secret (`hgs_…`) presented as a bearer credential. */

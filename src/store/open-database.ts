@@ -143,13 +143,19 @@ async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle
   // Run events and the proxy's request log are what fill the WAL: from the first commit of either on, a
   // worker checkpoints it (a daemon that only proxies would otherwise checkpoint on its own thread).
   const checkpointer = createWalCheckpointer(file, sqlite)
-  const appendRunEvents = createSqliteRunEventsAppender(db, sqlite, { afterCommit: checkpointer.start })
+  // After each of their commits, a look at the file's header too (commits.lookNow): their own change to it is
+  // read there, not by the next proxied request.
+  const afterCommit = () => {
+    checkpointer.start()
+    commits.lookNow()
+  }
+  const appendRunEvents = createSqliteRunEventsAppender(db, sqlite, { afterCommit })
   return {
     db,
     engine: 'sqlite',
     location: file,
     appendRunEvents,
-    appendProxyRequests: createSqliteProxyRequestsAppender(db, sqlite, { afterCommit: checkpointer.start }),
+    appendProxyRequests: createSqliteProxyRequestsAppender(db, sqlite, { afterCommit }),
     writesByOthers: commits.writesByOthers,
     // Once: a store may be closed twice (a runtime, then its owner).
     close: () =>

@@ -92,6 +92,22 @@ describe('sqlite commit watch', () => {
     watch.close()
   })
 
+  it("reads its own commits' change to the header in lookNow, so the next call reads nothing", () => {
+    const watch = createCommitWatch(file, dataVersion)
+    const first = watch.writesByOthers()
+    ours.prepare('INSERT INTO t VALUES (1)').run()
+    watch.lookNow()
+    const reads = pragmaReads
+    expect(watch.writesByOthers()).toBe(first)
+    expect(pragmaReads).toBe(reads)
+    // What another connection committed before the look is not lost to it.
+    theirs.prepare('INSERT INTO t VALUES (2)').run()
+    ours.prepare('INSERT INTO t VALUES (3)').run()
+    watch.lookNow()
+    expect(watch.writesByOthers()).not.toBe(first)
+    watch.close()
+  })
+
   it('reads data_version on every call when there is no -shm to watch', () => {
     const watch = createCommitWatch(path.join(dir, 'missing.db'), dataVersion)
     const reads = pragmaReads

@@ -22,6 +22,12 @@ export const LOOK_EVERY_MS = 5
 export interface CommitWatch {
   /** data_version: changes whenever another connection committed since the last call. */
   writesByOthers(): number
+  /**
+   * Looks now, whatever the interval: called right after this process's own frequent commits (the request
+   * log, run events), so that the header they changed is read there, off the request path, and a proxied
+   * request after them does not pay data_version's statement and locks to learn that nobody else wrote.
+   */
+  lookNow(): void
   close(): void
 }
 
@@ -45,6 +51,24 @@ export function createCommitWatch(
   let next = Buffer.alloc(HEADER_BYTES)
   let primed = false
 
+  function look(): number {
+    if (fd === undefined) return (version = dataVersion())
+    let read: number
+    try {
+      read = readSync(fd, next, 0, HEADER_BYTES, 0)
+    } catch {
+      read = 0
+    }
+    if (read === HEADER_BYTES && primed && next.equals(seen)) return version
+    // Changed (or unreadable): swap the buffers, then ask SQLite.
+    const previous = seen
+    seen = next
+    next = previous
+    primed = read === HEADER_BYTES
+    version = dataVersion()
+    return version
+  }
+
   return {
     writesByOthers() {
       if (lookEveryMs > 0) {
@@ -52,21 +76,11 @@ export function createCommitWatch(
         if (at - lookedAt < lookEveryMs) return version
         lookedAt = at
       }
-      if (fd === undefined) return (version = dataVersion())
-      let read: number
-      try {
-        read = readSync(fd, next, 0, HEADER_BYTES, 0)
-      } catch {
-        read = 0
-      }
-      if (read === HEADER_BYTES && primed && next.equals(seen)) return version
-      // Changed (or unreadable): swap the buffers, then ask SQLite.
-      const previous = seen
-      seen = next
-      next = previous
-      primed = read === HEADER_BYTES
-      version = dataVersion()
-      return version
+      return look()
+    },
+    lookNow() {
+      lookedAt = now()
+      look()
     },
     close() {
       if (fd !== undefined) closeSync(fd)
