@@ -117,7 +117,21 @@ describe('sqlite commit watch', () => {
     theirs.prepare('INSERT INTO t VALUES (3)').run()
     const before = dataVersion()
     expect(watch.writesByOthers()).toBe(before)
+    // Nothing to gain by looking after a commit then: lookNow reads nothing.
+    const readsBeforeLook = pragmaReads
+    watch.lookNow()
+    expect(pragmaReads).toBe(readsBeforeLook)
     watch.close()
+  })
+
+  it('reads nothing in lookNow once closed (commits still land while a store closes)', () => {
+    const watch = createCommitWatch(file, dataVersion)
+    watch.writesByOthers()
+    watch.close()
+    ours.prepare('INSERT INTO t VALUES (6)').run()
+    const reads = pragmaReads
+    watch.lookNow()
+    expect(pragmaReads).toBe(reads)
   })
 
   it('looks at most once per interval: a commit is seen at the first call once the interval has passed', () => {

@@ -79,6 +79,8 @@ export function createCommitWatch(
       return look()
     },
     lookNow() {
+      // Without the header (no `-shm`, or closed) every writesByOthers() reads data_version anyway.
+      if (fd === undefined) return
       lookedAt = now()
       look()
     },
