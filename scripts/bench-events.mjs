@@ -6,7 +6,8 @@
 //   streams replayed through each adapter's parser and the one event writer into the store, on SQLite and
 //   on PostgreSQL — one run at a time, and 20 runs writing at once;
 // - agent stdout line → SSE client: a fake CLI prints timestamped lines, clients read them back over
-//   GET /api/runs/:id/events, with 1 and 20 runs streaming at once, on both engines; with --stages, also
+//   GET /api/runs/:id/events, with 1 and 20 runs streaming at once, on both engines, from a daemon warmed
+//   by a first pass of 20 runs; with the daemon's CPU per event and how busy the machine was; with --stages, also
 //   the time of each stage: agent → daemon (the pipe, and the daemon's loop getting to the line), to the
 //   store (parse, and the wait for the run's previous batch), store (its commit), to the socket (bus and
 //   SSE), socket → client.
@@ -17,6 +18,7 @@ import path from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { pathToFileURL } from 'node:url'
 import { STAMP } from './bench-event-stages.mjs'
+import { cpuTimes } from './bench-proxy.mjs'
 import { DATABASE_URL, formatMachineSpeed, freshSchema, machineSpeed, percentile } from './bench-support.mjs'
 
 const REPLAYS = 2000
@@ -184,7 +186,20 @@ async function stopDaemon(child) {
   await exited
 }
 
-async function streamLatency(root, engine, concurrentRuns, { stages = false } = {}) {
+/** The machine's CPU time so far, all of it and idle (the first line of /proc/stat, in clock ticks). */
+function machineTicks() {
+  const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
+  // idle and iowait
+  return { total: ticks.reduce((sum, tick) => sum + tick, 0), idle: ticks[3] + ticks[4] }
+}
+
+/**
+ * agent stdout → SSE client on one daemon: a pass of CONCURRENT_RUNS runs to warm it, then 1 run, then
+ * CONCURRENT_RUNS runs at once, measured. A daemon streams for hours: as the parse + persist and proxy
+ * figures are, these are taken once its code is warm. A daemon just started runs its event path in V8's
+ * interpreter and baseline tiers while it compiles it, at several times the CPU per event.
+ */
+async function streamLatency(root, engine, { stages = false } = {}) {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'hangar-bench-sse-'))
   const stagesFile = path.join(scratch, 'stages.json')
   const project = path.join(scratch, 'project')
@@ -208,71 +223,90 @@ async function streamLatency(root, engine, concurrentRuns, { stages = false } = 
     ? [`--import=${pathToFileURL(path.join(root, 'scripts/bench-event-stages.mjs'))}`]
     : []
   const daemon = await startDaemon(bin, path.join(scratch, 'data'), env, project, preload)
-  // The client's receipt of each stamped line, by its stamp (for the last stage, socket → client).
-  const received = new Map()
-  let result
+  const passes = {}
   try {
     const { token } = JSON.parse(readFileSync(path.join(scratch, 'data', 'daemon.json'), 'utf8'))
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
     // A daemon that has just started detects its agents (a --version probe each) right after it listens:
     // start-up, not streaming, so the runs start once it is done.
     await (await fetch(`${daemon.url}/api/agents`, { headers })).arrayBuffer()
-    // [received at, latency] of every timestamped line, and each run's first and last such line.
-    const samples = []
-    const spans = []
-    let events = 0
-    const started = performance.now()
-    await Promise.all(
-      Array.from({ length: concurrentRuns }, async () => {
-        const run = await (
-          await fetch(`${daemon.url}/api/runs`, {
-            method: 'POST',
-            headers,
-            body: JSON.stringify({ agent: 'fake', prompt: 'NOTOOL' }),
-          })
-        ).json()
-        const response = await fetch(`${daemon.url}/api/runs/${run.id}/events`, { headers })
-        const decoder = new TextDecoder()
-        const span = { first: Infinity, last: 0 }
-        spans.push(span)
-        let buffer = ''
-        for await (const chunk of response.body) {
-          // The agent's clock (fake-cursor-agent.mjs): the wall clock to the microsecond.
-          const now = performance.timeOrigin + performance.now()
-          buffer += decoder.decode(chunk, { stream: true })
-          const lines = buffer.split('\n')
-          buffer = lines.pop()
-          for (const line of lines) {
-            if (!line.startsWith('data: ')) continue
-            events++
-            for (const match of line.matchAll(STAMP)) {
-              samples.push([now, now - Number(match[1])])
-              if (stages) received.set(Number(match[1]), now)
-              span.first = Math.min(span.first, now)
-              span.last = now
-            }
-          }
-        }
-      }),
-    )
-    // While every run streams at once: the CPU of starting 20 agent processes (spawn blocks the daemon's
-    // event loop) is outside the window, and shows in the figure over all lines.
-    const from = Math.max(...spans.map((span) => span.first))
-    const until = Math.min(...spans.map((span) => span.last))
-    result = {
-      latencies: samples.map(([, latency]) => latency),
-      allStreaming: samples.filter(([at]) => at >= from && at <= until).map(([, latency]) => latency),
-      eventsPerSecond: events / ((performance.now() - started) / 1000),
-    }
+    await streamPass(daemon, headers, CONCURRENT_RUNS)
+    passes.one = await streamPass(daemon, headers, 1)
+    passes.many = await streamPass(daemon, headers, CONCURRENT_RUNS)
   } finally {
     await stopDaemon(daemon.child)
     // Written as the daemon exits.
-    if (stages && result)
-      result.stages = stageDurations(JSON.parse(readFileSync(stagesFile, 'utf8')), received)
+    if (stages && passes.many) {
+      const timed = JSON.parse(readFileSync(stagesFile, 'utf8'))
+      for (const pass of [passes.one, passes.many]) pass.stages = stageDurations(timed, pass.received)
+    }
     await schema?.drop()
     rmSync(scratch, { recursive: true, force: true })
   }
-  return result
+  return passes
+}
+
+/** `concurrentRuns` runs of the fake agent started at once, each read back over SSE as it streams. */
+async function streamPass(daemon, headers, concurrentRuns) {
+  // The client's receipt of each stamped line, by its stamp (for the last stage, socket → client).
+  const received = new Map()
+  // [received at, latency] of every timestamped line, and each run's first and last such line.
+  const samples = []
+  const spans = []
+  let events = 0
+  const started = performance.now()
+  // What the daemon spent per event, and how busy the whole machine was meanwhile: a p99 taken on
+  // saturated cores is the scheduler's as much as the daemon's, while CPU per event is the daemon's alone.
+  const daemonBefore = cpuTimes(daemon.child.pid)
+  const machineBefore = machineTicks()
+  await Promise.all(
+    Array.from({ length: concurrentRuns }, async () => {
+      const run = await (
+        await fetch(`${daemon.url}/api/runs`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ agent: 'fake', prompt: 'NOTOOL' }),
+        })
+      ).json()
+      const response = await fetch(`${daemon.url}/api/runs/${run.id}/events`, { headers })
+      const decoder = new TextDecoder()
+      const span = { first: Infinity, last: 0 }
+      spans.push(span)
+      let buffer = ''
+      for await (const chunk of response.body) {
+        // The agent's clock (fake-cursor-agent.mjs): the wall clock to the microsecond.
+        const now = performance.timeOrigin + performance.now()
+        buffer += decoder.decode(chunk, { stream: true })
+        const lines = buffer.split('\n')
+        buffer = lines.pop()
+        for (const line of lines) {
+          if (!line.startsWith('data: ')) continue
+          events++
+          for (const match of line.matchAll(STAMP)) {
+            samples.push([now, now - Number(match[1])])
+            received.set(Number(match[1]), now)
+            span.first = Math.min(span.first, now)
+            span.last = now
+          }
+        }
+      }
+    }),
+  )
+  const daemonAfter = cpuTimes(daemon.child.pid)
+  const machine = machineTicks()
+  const daemonSeconds = daemonAfter.user + daemonAfter.system - daemonBefore.user - daemonBefore.system
+  // While every run streams at once: the CPU of starting 20 agent processes (spawn blocks the daemon's
+  // event loop) is outside the window, and shows in the figure over all lines.
+  const from = Math.max(...spans.map((span) => span.first))
+  const until = Math.min(...spans.map((span) => span.last))
+  return {
+    received,
+    latencies: samples.map(([, latency]) => latency),
+    allStreaming: samples.filter(([at]) => at >= from && at <= until).map(([, latency]) => latency),
+    eventsPerSecond: events / ((performance.now() - started) / 1000),
+    daemonCpuUsPerEvent: (daemonSeconds * 1e6) / events,
+    machineBusy: 1 - (machine.idle - machineBefore.idle) / (machine.total - machineBefore.total),
+  }
 }
 
 /** Each stage's durations (ms) over the lines timed in the daemon and seen by the client. */
@@ -305,10 +339,7 @@ export async function benchEvents(root, { streamOnly = false, only, stages = fal
     try {
       engines[engine] = {
         persist: streamOnly ? [] : await benchPersist(root, engine),
-        stream: {
-          one: await streamLatency(root, engine, 1, { stages }),
-          many: await streamLatency(root, engine, CONCURRENT_RUNS, { stages }),
-        },
+        stream: await streamLatency(root, engine, { stages }),
       }
     } catch (error) {
       if (engine !== 'postgres' || !['ECONNREFUSED', 'ENOTFOUND'].includes(error.code)) throw error
@@ -344,7 +375,7 @@ export function printEventBench(engines) {
           ? `; while all stream: p50 ${pct(stream.allStreaming, 50)} ms  p99 ${pct(stream.allStreaming, 99)} ms  (n=${stream.allStreaming.length})`
           : ''
       console.log(
-        `  ${engine}, agent stdout → SSE client, ${label}: p50 ${pct(stream.latencies, 50)} ms  p99 ${pct(stream.latencies, 99)} ms  (n=${stream.latencies.length})${steady}; ${Math.round(stream.eventsPerSecond)} events/s delivered`,
+        `  ${engine}, agent stdout → SSE client, ${label}: p50 ${pct(stream.latencies, 50)} ms  p99 ${pct(stream.latencies, 99)} ms  (n=${stream.latencies.length})${steady}; ${Math.round(stream.eventsPerSecond)} events/s delivered, daemon ${Math.round(stream.daemonCpuUsPerEvent)} µs CPU per event, machine ${Math.round(stream.machineBusy * 100)}% busy`,
       )
       if (stream.stages) {
         const parts = Object.entries(stream.stages).map(
