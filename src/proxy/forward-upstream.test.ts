@@ -47,10 +47,11 @@ async function capture(handle: (req: IncomingMessage, res: ServerResponse) => vo
 }
 
 /** A listener that forwards every request to `baseUrl` and reports each result. */
-async function proxyTo(baseUrl: string, timeouts: UpstreamTimeouts) {
+async function proxyTo(baseUrl: string, timeouts: UpstreamTimeouts, observe?: (res: ServerResponse) => void) {
   const results: ForwardResult[] = []
   const url = await listen(
     createServer((req, res) => {
+      observe?.(res)
       req.resume()
       // Later than the body's end, as in the proxy (auth, budget and feeds come first).
       req.once('end', () =>
@@ -105,6 +106,47 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 const generous = { connectMs: 10_000, idleMs: 10_000 }
 
 describe('forwardUpstream', () => {
+  it("tells a stream's client at once that its answer has begun, before its first bytes come", async () => {
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    const upstream = await capture((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.flushHeaders()
+      void released.then(() => res.end('data: late\n\n'))
+    })
+    const proxy = await proxyTo(upstream.url, generous)
+    // Nothing of the body is sent until the client has the status and headers.
+    const response = await new Promise<IncomingMessage>((resolve, reject) =>
+      httpRequest(`${proxy.url}/v1/messages`, { method: 'POST' }, resolve).once('error', reject).end('{}'),
+    )
+    expect(response.statusCode).toBe(200)
+    expect(response.headers['content-type']).toBe('text/event-stream')
+    release()
+    let body = ''
+    for await (const chunk of response) body += String(chunk)
+    expect(body).toBe('data: late\n\n')
+  })
+
+  it("sends a stream's headers with its first bytes when they came together: one write, not two", async () => {
+    const upstream = await capture((_req, res) => {
+      // Node sends these headers with the first write, in one segment.
+      res.writeHead(200, { 'content-type': 'text/event-stream' })
+      res.write('data: first\n\n')
+      setTimeout(() => res.end('data: last\n\n'), 20)
+    })
+    const flushes: number[] = []
+    const proxy = await proxyTo(upstream.url, generous, (res) => {
+      const flushHeaders = res.flushHeaders.bind(res)
+      res.flushHeaders = () => {
+        flushes.push(Date.now())
+        flushHeaders()
+      }
+    })
+    const answer = await post(proxy.url)
+    expect(answer).toEqual({ status: 200, body: 'data: first\n\ndata: last\n\n' })
+    expect(flushes).toEqual([])
+  })
+
   it('fails a request whose upstream sends no headers within the idle timeout, and closes its socket', async () => {
     const upstream = await capture(() => {})
     const proxy = await proxyTo(upstream.url, { connectMs: 10_000, idleMs: 300 })

@@ -288,6 +288,8 @@ function forwardWith(Agent: typeof UndiciAgent, input: ForwardInput): Promise<Fo
     let meter: ReturnType<typeof createUsageMeter> | undefined
     let decoder: ReturnType<typeof createBodyDecoder> | undefined
     let filter: ReturnType<typeof createUsageChunkFilter> | undefined
+    /** Body bytes were written to the client (and its headers with them). */
+    let bodySent = false
     const done = (result: Omit<ForwardResult, 'aborted' | 'timedOut'>) => {
       if (settled) return
       settled = true
@@ -344,9 +346,13 @@ function forwardWith(Agent: typeof UndiciAgent, input: ForwardInput): Promise<Fo
             responseHeaders[name] = value
         }
         res.writeHead(status, statusMessage, responseHeaders)
-        // A stream's client learns at once that its answer has begun; any other response sends its headers
-        // with the first body bytes (one write instead of two).
-        if (input.stream) res.flushHeaders()
+        // Headers go with the first body bytes: one write instead of two, and the client's first byte comes
+        // with them. A stream's client still learns at once that its answer has begun: when the first
+        // bytes were not in the same read as the headers, they go alone once this read is handled.
+        if (input.stream)
+          queueMicrotask(() => {
+            if (!bodySent && !res.writableEnded && !res.destroyed) res.flushHeaders()
+          })
         meter = status < 300 ? createUsageMeter(input.family, input.stream, input.model) : undefined
         decoder = meter && createBodyDecoder(fromUpstream['content-encoding'] as string | undefined)
         if (decoder) {
@@ -359,8 +365,10 @@ function forwardWith(Agent: typeof UndiciAgent, input: ForwardInput): Promise<Fo
         if (decoder) decoder.write(chunk)
         else meter?.push(chunk)
         const out = filter ? filter.push(chunk) : chunk
+        if (out.length === 0) return
+        bodySent = true
         // Held back for a slow client: undici's idle deadline does not run while paused.
-        if (out.length > 0 && !res.write(out)) {
+        if (!res.write(out)) {
           paused.pause()
           res.once('drain', () => paused.resume())
         }
