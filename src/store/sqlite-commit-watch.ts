@@ -23,9 +23,9 @@ export interface CommitWatch {
   /** data_version: changes whenever another connection committed since the last call. */
   writesByOthers(): number
   /**
-   * Looks now, whatever the interval: called right after this process's own frequent commits (the request
-   * log, run events), so that the header they changed is read there, off the request path, and a proxied
-   * request after them does not pay data_version's statement and locks to learn that nobody else wrote.
+   * Looks now, whatever the interval: called right after each of the request log's commits, so that the
+   * header they changed is read there, off the request path, and a proxied request after them does not
+   * pay data_version's statement and locks to learn that nobody else wrote.
    */
   lookNow(): void
   close(): void
