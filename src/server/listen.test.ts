@@ -1,5 +1,6 @@
 import net from 'node:net'
 import { Hono } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
 import { describe, expect, it } from 'vitest'
 import { checkBindAddress, isLoopbackHost, listen } from './listen.js'
 
@@ -44,4 +45,94 @@ describe('listen', () => {
     await server.close()
     socket.destroy()
   })
+
+  // A client still sending a body the daemon has already answered (401 before reading it, 413 over the
+  // limit) must get that answer, not a reset: a slow upload took longer than the drain window before.
+  describe('an answer given before the body was read', () => {
+    const limit = 1024 * 1024
+    const app = new Hono()
+      .use('/api/*', bodyLimit({ maxSize: limit, onError: (context) => context.text('too large', 413) }))
+      .post('/api/guarded', (context) => context.text('no', 401))
+      .post('/api/echo', async (context) =>
+        context.text(String((await context.req.arrayBuffer()).byteLength)),
+      )
+      .get('/api/ping', (context) => context.text('pong'))
+
+    for (const framing of ['content-length', 'chunked'] as const) {
+      it(`reaches a client that sends a big ${framing} body slowly, and keeps the connection`, async () => {
+        const server = await listen(app, { host: '127.0.0.1', port: 0 })
+        const client = rawClient(server.port)
+        try {
+          await client.connected
+          const piece = Buffer.alloc(64 * 1024, 'x')
+          const pieces = 20 // 1.25 MiB, over the limit
+          client.socket.write(
+            'POST /api/guarded HTTP/1.1\r\nHost: x\r\n' +
+              (framing === 'chunked'
+                ? 'Transfer-Encoding: chunked\r\n\r\n'
+                : `Content-Length: ${piece.length * pieces}\r\n\r\n`),
+          )
+          const frame = (bytes: Buffer) =>
+            framing === 'chunked'
+              ? Buffer.concat([Buffer.from(`${bytes.length.toString(16)}\r\n`), bytes, Buffer.from('\r\n')])
+              : bytes
+          // A slow uploader: the whole body takes well over a second, most of it after the answer came.
+          for (let sent = 0; sent < pieces; sent++) {
+            client.socket.write(frame(piece))
+            await new Promise((resolve) => setTimeout(resolve, 60))
+          }
+          if (framing === 'chunked') client.socket.write('0\r\n\r\n')
+          await client.waitFor(/^HTTP\/1\.1 (401|413) /)
+          // The body was read and dropped, so the same connection answers the next request.
+          client.socket.write('GET /api/ping HTTP/1.1\r\nHost: x\r\n\r\n')
+          await client.waitFor(/pong/)
+          expect(client.errors).toEqual([])
+        } finally {
+          client.socket.destroy()
+          await server.close()
+        }
+      })
+    }
+
+    it('still reads a body within the limit', async () => {
+      const server = await listen(app, { host: '127.0.0.1', port: 0 })
+      try {
+        const response = await fetch(`${server.url}/api/echo`, { method: 'POST', body: 'x'.repeat(5000) })
+        expect(await response.text()).toBe('5000')
+      } finally {
+        await server.close()
+      }
+    })
+  })
 })
+
+function rawClient(port: number) {
+  const socket = net.connect(port, '127.0.0.1')
+  const errors: string[] = []
+  let received = ''
+  const listeners = new Set<() => void>()
+  socket.on('data', (chunk) => {
+    received += chunk.toString('latin1')
+    for (const listener of listeners) listener()
+  })
+  socket.on('error', (error: NodeJS.ErrnoException) => errors.push(error.code ?? error.message))
+  return {
+    socket,
+    errors,
+    connected: new Promise<void>((resolve) => socket.once('connect', resolve)),
+    waitFor: (pattern: RegExp) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (pattern.test(received)) {
+            listeners.delete(check)
+            resolve()
+          }
+        }
+        socket.once('close', () =>
+          reject(new Error(`closed before ${pattern}: ${errors.join(', ')} ${received.slice(0, 200)}`)),
+        )
+        listeners.add(check)
+        check()
+      }),
+  }
+}

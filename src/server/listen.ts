@@ -35,6 +35,44 @@ export function checkBindAddress(host: string, options: { public: boolean }): Bi
   }
 }
 
+/** How long, and how much, of a body the daemon answered before reading is still read and dropped. */
+const LINGER_MS = 30_000
+const LINGER_BYTES = 64 * 1024 * 1024
+
+/**
+ * The app may answer before it has read the body: 401 before a route reads it, 413 over the limit, 415.
+ * The client is still sending, so the rest is read and dropped: closing with bytes unread would reset the
+ * connection, and a client still writing would get EPIPE instead of the answer it was sent (nginx's
+ * lingering close). A body read to its end leaves the connection fit for the next request. One still coming
+ * after LINGER_MS or LINGER_BYTES is cut off, its answer long delivered.
+ */
+function readRestAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
+  res.once('finish', () => {
+    if (req.complete || req.destroyed) return
+    let dropped = 0
+    const cutOff = () => {
+      stop()
+      req.socket.destroySoon()
+    }
+    const timer = setTimeout(cutOff, LINGER_MS)
+    timer.unref()
+    const onData = (chunk: Buffer) => {
+      dropped += chunk.length
+      if (dropped > LINGER_BYTES) cutOff()
+    }
+    const stop = () => {
+      clearTimeout(timer)
+      req.off('data', onData)
+    }
+    // Whatever was reading the body (the app's request stream) no longer wants it.
+    req.removeAllListeners('data')
+    req.on('data', onData)
+    req.once('end', stop)
+    req.once('close', stop)
+    req.resume()
+  })
+}
+
 export interface RunningServer {
   url: string
   port: number
@@ -48,12 +86,16 @@ export function listen(
   app: { fetch: Hono['fetch'] } | undefined,
   options: { host: string; port: number; proxy?: RawRequestHandler },
 ): Promise<RunningServer> {
-  const appListener = app && getRequestListener(app.fetch)
+  // Hono's own clean-up resets a connection whose body is still coming 500 ms after the answer; this one
+  // waits for a slow uploader (readRestAfterAnswer).
+  const appListener = app && getRequestListener(app.fetch, { autoCleanupIncoming: false })
   const proxy = options.proxy
   const server = createServer((req, res) => {
     if (proxy && isProxyPath(req.url)) void proxy(req, res)
-    else if (appListener) void appListener(req, res)
-    else {
+    else if (appListener) {
+      if (req.method !== 'GET' && req.method !== 'HEAD') readRestAfterAnswer(req, res)
+      void appListener(req, res)
+    } else {
       const notFound = new AppError('not_found', `no route ${req.method} ${req.url?.split('?')[0]}`)
       res.writeHead(statusOf(notFound.code), { 'content-type': 'application/json' })
       res.end(JSON.stringify(toErrorEnvelope(notFound)))
