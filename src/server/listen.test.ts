@@ -94,6 +94,33 @@ describe('listen', () => {
       })
     }
 
+    // An unauthenticated client cannot make the daemon read without end: past 64 MiB it is cut off.
+    it('stops reading a body it answered once 64 MiB of it were dropped', async () => {
+      const server = await listen(app, { host: '127.0.0.1', port: 0 })
+      const client = rawClient(server.port)
+      try {
+        await client.connected
+        const declared = 256 * 1024 * 1024
+        client.socket.write(`POST /api/guarded HTTP/1.1\r\nHost: x\r\nContent-Length: ${declared}\r\n\r\n`)
+        const closed = new Promise<void>((resolve) => client.socket.once('close', () => resolve()))
+        const piece = Buffer.alloc(1024 * 1024, 'x')
+        let written = 0
+        let open = true
+        void closed.then(() => (open = false))
+        while (open && written < declared) {
+          written += piece.length
+          if (!client.socket.write(piece))
+            await Promise.race([new Promise((resolve) => client.socket.once('drain', resolve)), closed])
+        }
+        await closed
+        expect(written).toBeLessThan(declared)
+        expect(written).toBeGreaterThan(64 * 1024 * 1024)
+      } finally {
+        client.socket.destroy()
+        await server.close()
+      }
+    })
+
     it('still reads a body within the limit', async () => {
       const server = await listen(app, { host: '127.0.0.1', port: 0 })
       try {
