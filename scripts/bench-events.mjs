@@ -19,7 +19,14 @@ import { setImmediate as nextTurn } from 'node:timers/promises'
 import { pathToFileURL } from 'node:url'
 import { STAMP } from './bench-event-stages.mjs'
 import { cpuTimes } from './bench-proxy.mjs'
-import { DATABASE_URL, formatMachineSpeed, freshSchema, machineSpeed, percentile } from './bench-support.mjs'
+import {
+  DATABASE_URL,
+  formatMachineSpeed,
+  freshSchema,
+  machineSpeed,
+  machineTicks,
+  percentile,
+} from './bench-support.mjs'
 
 const REPLAYS = 2000
 const CONCURRENT_RUNS = 20
@@ -184,13 +191,6 @@ async function stopDaemon(child) {
   const exited = new Promise((resolve) => child.on('exit', resolve))
   child.kill('SIGTERM')
   await exited
-}
-
-/** The machine's CPU time so far, all of it and idle (the first line of /proc/stat, in clock ticks). */
-function machineTicks() {
-  const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
-  // idle and iowait
-  return { total: ticks.reduce((sum, tick) => sum + tick, 0), idle: ticks[3] + ticks[4] }
 }
 
 /**

@@ -10,7 +10,7 @@ import { createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { percentile } from './bench-support.mjs'
+import { machineTicks, percentile } from './bench-support.mjs'
 
 const here = path.dirname(new URL(import.meta.url).pathname)
 const PORTKEY_DIR = path.join(os.homedir(), '.cache', 'hangar', 'portkey-1.15.2')
@@ -153,10 +153,14 @@ async function latencies(target, body, count, pick) {
   return samples
 }
 
-/** Requests done, and CPU seconds used by `target` (all of it, and in the kernel), in `seconds` of `concurrency` clients. */
+/**
+ * Requests done in `seconds` of `concurrency` clients; CPU seconds used by `target` (all of it, and in the
+ * kernel) and by the whole machine meanwhile (the clients, the mock upstream, PostgreSQL: everything).
+ */
 export async function load(target, body, seconds, concurrency) {
   const headers = clientHeaders(target)
   const before = target.pid ? cpuTimes(target.pid) : undefined
+  const machineBefore = machineTicks()
   const until = performance.now() + seconds * 1000
   let done = 0
   await Promise.all(
@@ -169,29 +173,47 @@ export async function load(target, body, seconds, concurrency) {
   )
   if (!before) return { done, cpu: undefined, system: undefined }
   const after = cpuTimes(target.pid)
+  const machineAfter = machineTicks()
   const system = after.system - before.system
-  return { done, cpu: after.user - before.user + system, system }
+  const machineTotal = (machineAfter.total - machineBefore.total) / CLOCK_TICKS
+  const machineIdle = (machineAfter.idle - machineBefore.idle) / CLOCK_TICKS
+  return {
+    done,
+    cpu: after.user - before.user + system,
+    system,
+    machine: machineTotal - machineIdle,
+    machineTotal,
+  }
 }
 
-/** Slices of load() summed: requests, CPU seconds (all, and the kernel's). */
+/** Slices of load() summed: requests, CPU seconds (the target's, its kernel's, the machine's) and capacity. */
 export function sumSlices(slices) {
   let done = 0
   let cpu = 0
   let system = 0
+  let machine = 0
+  let machineTotal = 0
   for (const slice of slices) {
     done += slice.done
     cpu += slice.cpu
     system += slice.system
+    machine += slice.machine
+    machineTotal += slice.machineTotal
   }
-  return { done, cpu, system }
+  return { done, cpu, system, machine, machineTotal }
 }
 
 /** What the bench prints of a target's load slices, taken over `seconds` in all. */
 function loadFigures(slices, seconds) {
-  const { done, cpu, system } = sumSlices(slices)
+  const { done, cpu, system, machine, machineTotal } = sumSlices(slices)
   return {
     perSecond: done / seconds,
     cpuMsPerRequest: (cpu * 1000) / done,
+    // The whole machine's CPU per request (the clients, the upstream, PostgreSQL and the target), and how
+    // busy it was: a target near 1 core while the machine has some idle is held by its own thread; a
+    // machine near 100% busy holds every target alike, in proportion to this figure.
+    machineUsPerRequest: (machine * 1e6) / done,
+    machineBusy: machine / machineTotal,
     // Near 1, the process is held by its own CPU (one JavaScript thread): its throughput is then
     // 1 / CPU per request, and the throughput ratio the inverse of the CPU ratio.
     cores: cpu / seconds,
@@ -301,7 +323,7 @@ export function printProxyBench({ results, portkey, bytes }) {
         `${latency(name, 'firstByte', 'first byte')}  ` +
         (load.error
           ? `load failed (${load.error})`
-          : `${Math.round(load.perSecond)} req/s  ${load.cpuMsPerRequest.toFixed(2)} ms CPU/req (${load.cores.toFixed(2)} cores, ${Math.round(load.systemShare * 100)}% in the kernel)`),
+          : `${Math.round(load.perSecond)} req/s  ${load.cpuMsPerRequest.toFixed(2)} ms CPU/req (${load.cores.toFixed(2)} cores, ${Math.round(load.systemShare * 100)}% in the kernel); machine ${Math.round(load.machineUsPerRequest)} µs CPU/req, ${Math.round(load.machineBusy * 100)}% busy`),
     )
   }
   // Goals (issue 19): throughput ≥ 0.8×, CPU ≤ 1.5×, added p50 and p99 at 1 KB ≤ 1.2×.
@@ -311,7 +333,8 @@ export function printProxyBench({ results, portkey, bytes }) {
     const perRound = load.rounds.map((done, round) => done / results.minimal.load.rounds[round])
     console.log(
       `  ${name} ÷ minimal: 1 KB p50 ${ratio('small', 50).toFixed(2)}× p99 ${ratio('small', 99).toFixed(2)}×  200 KB ${ratio('large', 50).toFixed(2)}×  first byte ${ratio('firstByte', 50).toFixed(2)}×  ` +
-        `throughput ${(load.perSecond / results.minimal.load.perSecond).toFixed(2)}× (rounds ${Math.min(...perRound).toFixed(2)}–${Math.max(...perRound).toFixed(2)}×)  CPU ${(load.cpuMsPerRequest / results.minimal.load.cpuMsPerRequest).toFixed(2)}×`,
+        `throughput ${(load.perSecond / results.minimal.load.perSecond).toFixed(2)}× (rounds ${Math.min(...perRound).toFixed(2)}–${Math.max(...perRound).toFixed(2)}×)  CPU ${(load.cpuMsPerRequest / results.minimal.load.cpuMsPerRequest).toFixed(2)}×  ` +
+        `machine CPU ${(load.machineUsPerRequest / results.minimal.load.machineUsPerRequest).toFixed(2)}×`,
     )
   }
   if (!portkey)

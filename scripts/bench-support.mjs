@@ -1,4 +1,6 @@
-// What the bench scripts share: the percentile they all report, and a throw-away PostgreSQL schema.
+// What the bench scripts share: the percentile they all report, a throw-away PostgreSQL schema, and the
+// machine's own speed and CPU time.
+import { readFileSync } from 'node:fs'
 import pg from 'pg'
 
 export const DATABASE_URL =
@@ -60,4 +62,11 @@ export function formatMachineSpeed(times) {
   const fastest = Math.min(...times)
   const [p50, p90] = [percentile(times, 50), percentile(times, 90)]
   return `fixed CPU task ${fastest.toFixed(1)} ms at best, p50 ${p50.toFixed(1)} ms (${(p50 / fastest).toFixed(2)}×), p90 ${p90.toFixed(1)} ms (${(p90 / fastest).toFixed(2)}×)`
+}
+
+/** The machine's CPU time so far, all of it and idle (the first line of /proc/stat, in clock ticks). */
+export function machineTicks() {
+  const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
+  // idle and iowait
+  return { total: ticks.reduce((sum, tick) => sum + tick, 0), idle: ticks[3] + ticks[4] }
 }
