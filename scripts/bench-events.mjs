@@ -24,6 +24,7 @@ import {
   formatMachineSpeed,
   freshSchema,
   machineSpeed,
+  machineCpuSince,
   machineTicks,
   percentile,
 } from './bench-support.mjs'
@@ -293,7 +294,7 @@ async function streamPass(daemon, headers, concurrentRuns) {
     }),
   )
   const daemonAfter = cpuTimes(daemon.child.pid)
-  const machine = machineTicks()
+  const machine = machineCpuSince(machineBefore)
   const daemonSeconds = daemonAfter.user + daemonAfter.system - daemonBefore.user - daemonBefore.system
   // While every run streams at once: the CPU of starting 20 agent processes (spawn blocks the daemon's
   // event loop) is outside the window, and shows in the figure over all lines.
@@ -305,7 +306,7 @@ async function streamPass(daemon, headers, concurrentRuns) {
     allStreaming: samples.filter(([at]) => at >= from && at <= until).map(([, latency]) => latency),
     eventsPerSecond: events / ((performance.now() - started) / 1000),
     daemonCpuUsPerEvent: (daemonSeconds * 1e6) / events,
-    machineBusy: 1 - (machine.idle - machineBefore.idle) / (machine.total - machineBefore.total),
+    machineBusy: machine.busy / machine.total,
   }
 }
 

@@ -10,12 +10,11 @@ import { createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { machineTicks, percentile } from './bench-support.mjs'
+import { CLOCK_TICKS, machineCpuSince, machineTicks, percentile } from './bench-support.mjs'
 
 const here = path.dirname(new URL(import.meta.url).pathname)
 const PORTKEY_DIR = path.join(os.homedir(), '.cache', 'hangar', 'portkey-1.15.2')
 const PORTKEY_PACKAGES = ['@portkey-ai/gateway@1.15.2', 'hono@4.9.7', '@hono/node-server@1.13.5']
-const CLOCK_TICKS = 100
 
 export function startChild(command, args, options = {}) {
   return new Promise((resolve, reject) => {
@@ -173,16 +172,14 @@ export async function load(target, body, seconds, concurrency) {
   )
   if (!before) return { done, cpu: undefined, system: undefined }
   const after = cpuTimes(target.pid)
-  const machineAfter = machineTicks()
+  const machine = machineCpuSince(machineBefore)
   const system = after.system - before.system
-  const machineTotal = (machineAfter.total - machineBefore.total) / CLOCK_TICKS
-  const machineIdle = (machineAfter.idle - machineBefore.idle) / CLOCK_TICKS
   return {
     done,
     cpu: after.user - before.user + system,
     system,
-    machine: machineTotal - machineIdle,
-    machineTotal,
+    machine: machine.busy,
+    machineTotal: machine.total,
   }
 }
 

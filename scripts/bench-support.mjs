@@ -3,6 +3,9 @@
 import { readFileSync } from 'node:fs'
 import pg from 'pg'
 
+/** /proc's CPU times are in clock ticks (USER_HZ), 100 a second on Linux. */
+export const CLOCK_TICKS = 100
+
 export const DATABASE_URL =
   process.env.HANGAR_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
@@ -69,4 +72,11 @@ export function machineTicks() {
   const ticks = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
   // idle and iowait
   return { total: ticks.reduce((sum, tick) => sum + tick, 0), idle: ticks[3] + ticks[4] }
+}
+
+/** Since `before` (machineTicks()): the machine's busy CPU seconds, and all it had (seconds × cores). */
+export function machineCpuSince(before) {
+  const now = machineTicks()
+  const total = (now.total - before.total) / CLOCK_TICKS
+  return { busy: total - (now.idle - before.idle) / CLOCK_TICKS, total }
 }
