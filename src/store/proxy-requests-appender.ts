@@ -12,6 +12,7 @@ import type SqliteDatabase from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import pg from 'pg'
 import { copyField, copyFromMemory } from './postgres-copy.js'
+import { createChunkedInsert } from './sqlite-chunked-insert.js'
 import type { Database, ProxyRequestsTable, ProxySpendTable } from './schema.js'
 
 const { escapeLiteral } = pg
@@ -84,7 +85,7 @@ const ADD_SPEND =
 const SQLITE_ROWS_PER_INSERT = 32
 
 /** A row's values in COLUMNS order, into `values` from `at` (named, not looked up by key: the hot loop). */
-function putValues(row: ProxyRequestsTable, values: unknown[], at: number): unknown[] {
+function putValues(row: ProxyRequestsTable, values: unknown[], at: number): void {
   values[at] = row.id
   values[at + 1] = row.user_id
   values[at + 2] = row.run_id
@@ -105,7 +106,6 @@ function putValues(row: ProxyRequestsTable, values: unknown[], at: number): unkn
   values[at + 17] = row.error
   values[at + 18] = row.started_at
   values[at + 19] = row.duration_ms
-  return values
 }
 
 export function createSqliteProxyRequestsAppender(
@@ -116,23 +116,13 @@ export function createSqliteProxyRequestsAppender(
   // Prepared on first use: the table exists only once the migrations have run.
   let insertAll: ((rows: readonly ProxyRequestsTable[]) => void) | undefined
   const prepare = () => {
-    const placeholders = (rows: number) =>
-      Array.from({ length: rows }, () => `(${COLUMNS.map(() => '?').join(', ')})`).join(', ')
-    const insertMany = sqlite.prepare(`${INTO} VALUES ${placeholders(SQLITE_ROWS_PER_INSERT)}`)
-    const insertOne = sqlite.prepare(`${INTO} VALUES ${placeholders(1)}`)
+    const inserts = createChunkedInsert(sqlite, INTO, COLUMNS.length, SQLITE_ROWS_PER_INSERT)
     const addSpend = sqlite.prepare(
       `INSERT INTO proxy_spend (user_id, profile, minute, cost_usd) VALUES (?, ?, ?, ?) ${ADD_SPEND}`,
     )
-    const many: unknown[] = []
-    const one: unknown[] = []
     return sqlite.transaction((rows: readonly ProxyRequestsTable[]) => {
-      let next = 0
-      for (; next + SQLITE_ROWS_PER_INSERT <= rows.length; next += SQLITE_ROWS_PER_INSERT) {
-        for (let index = 0; index < SQLITE_ROWS_PER_INSERT; index++)
-          putValues(rows[next + index]!, many, index * COLUMNS.length)
-        insertMany.run(many)
-      }
-      for (; next < rows.length; next++) insertOne.run(putValues(rows[next]!, one, 0))
+      for (const row of rows) putValues(row, inserts.values, inserts.next())
+      inserts.end()
       for (const spend of spendOf(rows))
         addSpend.run(spend.user_id, spend.profile, spend.minute, spend.cost_usd)
     })

@@ -1,12 +1,13 @@
 // The pace of SQLite commits of run events: while batches keep coming, those of several turns share one
 // commit (a commit costs far more than a row); after a quiet spell a batch commits at once; a pile of
 // waiting rows, or a store closing, commits without waiting for the slot; after a burst the slots are
-// further apart.
+// further apart. A long batch goes in chunks of rows per statement: every row lands with its own fields,
+// and a batch that fails in any chunk fails whole, without the others of its commit.
 import type SqliteDatabase from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { runEventBatch as batch } from '../../test/helpers/run-event-batch.js'
-import { createSqliteRunEventsAppender } from './run-events-appender.js'
+import { createSqliteRunEventsAppender, SQLITE_ROWS_PER_INSERT } from './run-events-appender.js'
 import type { Database } from './schema.js'
 import { openSqliteFile } from './sqlite-driver.js'
 
@@ -81,6 +82,45 @@ describe('SQLite run event commits', () => {
     // That commit stored one row: the next batch waits 1 ms, not a minute.
     await append(...batch('run_a', 7, 1))
     expect(storedSeqs('run_a')).toHaveLength(7)
+  })
+
+  it('stores every row of the batches of a commit, each with its own fields, chunks crossing batches', async () => {
+    const append = createSqliteRunEventsAppender(db, sqlite, { commitIntervalMs: 60_000 })
+    await append(...batch('run_a', 1, 1))
+    // One commit: a batch of two whole chunks and a remainder, then batches of other runs that share a chunk.
+    const long = SQLITE_ROWS_PER_INSERT * 2 + 5
+    const waiting = [
+      append(...batch('run_a', 2, long)),
+      append(...batch('run_b', 1, 7)),
+      append(...batch('run_c', 1, SQLITE_ROWS_PER_INSERT - 1)),
+    ]
+    await append.commitWaiting()
+    await Promise.all(waiting)
+    const rows = sqlite.prepare('SELECT run_id, seq, data FROM run_events ORDER BY run_id, seq').all()
+    const expected = (runId: string, count: number) =>
+      Array.from({ length: count }, (_, index) => ({
+        run_id: runId,
+        seq: index + 1,
+        data: JSON.stringify({ text: `#${index + 1}` }),
+      }))
+    expect(rows).toEqual([
+      ...expected('run_a', long + 1),
+      ...expected('run_b', 7),
+      ...expected('run_c', SQLITE_ROWS_PER_INSERT - 1),
+    ])
+  })
+
+  it('fails a batch whose row clashes inside a chunk, and stores the other batches of its commit', async () => {
+    const append = createSqliteRunEventsAppender(db, sqlite, { commitIntervalMs: 60_000 })
+    await append(...batch('run_a', 20, 1))
+    // run_a's second batch holds seq 20 again, in its second chunk; run_b's shares the commit.
+    const clashing = append(...batch('run_a', 1, SQLITE_ROWS_PER_INSERT * 2))
+    const other = append(...batch('run_b', 1, SQLITE_ROWS_PER_INSERT + 1))
+    await append.commitWaiting()
+    await expect(clashing).rejects.toThrow(/UNIQUE/)
+    await other
+    expect(storedSeqs('run_a')).toEqual([20])
+    expect(storedSeqs('run_b')).toHaveLength(SQLITE_ROWS_PER_INSERT + 1)
   })
 
   it('commits what waits for its slot when asked to (before the store closes)', async () => {

@@ -1,7 +1,8 @@
 // The hot write of the store: every line an agent prints ends up as run events appended here, a batch per
-// run per tick. Each engine gets one fixed statement, prepared once and reused, whatever the batch size
-// (a multi-row VALUES list would be a new statement for each size, and hits the engines' bound-parameter
-// limits on a burst): on SQLite one prepared INSERT run per row inside one transaction, on PostgreSQL one
+// run per tick. Each engine gets fixed statements, prepared once and reused, whatever the batch size
+// (a multi-row VALUES list sized to the batch would be a new statement for each size, and hits the
+// engines' bound-parameter limits on a burst): on SQLite, inside one transaction, an INSERT of
+// SQLITE_ROWS_PER_INSERT rows per that many rows and one of a row for the rest; on PostgreSQL one
 // INSERT … SELECT FROM unnest(arrays) as a named (server-side prepared) statement
 // (postgres-run-events-appender.ts). The batches of all runs asked for in one turn share that transaction
 // or statement. A batch lands whole or not at all, so the
@@ -21,6 +22,7 @@ import type SqliteDatabase from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import type { EventEnvelope } from '../core/events.js'
 import type { Database } from './schema.js'
+import { createChunkedInsert } from './sqlite-chunked-insert.js'
 
 /** Stores `envelopes` (with `data[i]`, the JSON of envelope i's event fields) in one transaction. */
 export type RunEventsAppender = (
@@ -28,7 +30,12 @@ export type RunEventsAppender = (
   data: readonly string[],
 ) => Promise<void>
 
-const SQLITE_INSERT = 'INSERT INTO run_events (run_id, seq, ts, type, data) VALUES (?, ?, ?, ?, ?)'
+/**
+ * The rows of a commit (of all its batches, in order) go this many to a statement (sqlite-chunked-insert).
+ * Counted with callgrind once warm, the store's whole appendEvents took 4-15 % fewer instructions per row
+ * than with a statement per row (one run: 15 %; twenty runs, a few rows each per commit: 4-8 %).
+ */
+export const SQLITE_ROWS_PER_INSERT = 16
 
 /** The least time between two commits of run events on SQLite while batches keep coming. */
 export const SQLITE_COMMIT_INTERVAL_MS = 2
@@ -70,18 +77,31 @@ export function createSqliteRunEventsAppender(
   let statements:
     { all: (requests: readonly AppendRequest[]) => void; one: (request: AppendRequest) => void } | undefined
   const prepare = () => {
-    const insert = sqlite.prepare(SQLITE_INSERT)
-    const insertRows = ({ envelopes, data }: AppendRequest) => {
-      for (let index = 0; index < envelopes.length; index++) {
-        const envelope = envelopes[index]!
-        insert.run(envelope.runId, envelope.seq, envelope.ts, envelope.type, data[index])
+    const rows = createChunkedInsert(
+      sqlite,
+      'INSERT INTO run_events (run_id, seq, ts, type, data)',
+      5,
+      SQLITE_ROWS_PER_INSERT,
+    )
+    /** The rows of `requests` in order, chunks crossing batches. */
+    const insertRows = (requests: readonly AppendRequest[]) => {
+      const values = rows.values
+      for (const { envelopes, data } of requests) {
+        for (let index = 0; index < envelopes.length; index++) {
+          const envelope = envelopes[index]!
+          const at = rows.next()
+          values[at] = envelope.runId
+          values[at + 1] = envelope.seq
+          values[at + 2] = envelope.ts
+          values[at + 3] = envelope.type
+          values[at + 4] = data[index]
+        }
       }
+      rows.end()
     }
     return {
-      all: sqlite.transaction((requests: readonly AppendRequest[]) => {
-        for (const request of requests) insertRows(request)
-      }),
-      one: sqlite.transaction(insertRows),
+      all: sqlite.transaction(insertRows),
+      one: sqlite.transaction((request: AppendRequest) => insertRows([request])),
     }
   }
   // The batches of all runs that wait for the same commit share one transaction; should it fail, each
