@@ -4,6 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { STORE_ENGINES, type TestStore } from '../../test/helpers/store-engines.js'
 import { type AuthService, createAuthService } from './auth-service.js'
+import { createProxySessionCache } from './proxy-session-cache.js'
 import type { User } from './repositories/users-repository.js'
 import { openStore, type Store } from './store.js'
 
@@ -132,6 +133,26 @@ describe.each(STORE_ENGINES)('proxy session cache ($name)', (engine) => {
     const lookup = vi.spyOn(testStore.store.authLookups, 'findToken')
     expect(await small.authenticateProxy(tokens[0]!.token)).toBeDefined()
     expect(lookup).toHaveBeenCalledTimes(1)
+  })
+})
+
+describe('proxy session cache eviction', () => {
+  const session = (tokenId: string) => ({ tokenId, userId: 'u', runId: null, profile: 'p' })
+  const put = (cache: ReturnType<typeof createProxySessionCache>, key: string) =>
+    cache.set(key, cache.generation(), { session: session(key), expiresAtMs: 1e15, nowMs: 0 })
+
+  it('evicts the least recently used session: one hit often enough stays, however many come after it', () => {
+    const cache = createProxySessionCache({ maxEntries: 4, maxAgeMs: 1e12 })
+    for (const key of ['a', 'b', 'c', 'd']) put(cache, key)
+    for (let index = 0; index < 20; index++) {
+      expect(cache.get('a', 1)?.tokenId).toBe('a')
+      put(cache, `new-${index}`)
+      expect(cache.size).toBeLessThanOrEqual(4)
+    }
+    expect(cache.get('a', 1)?.tokenId).toBe('a')
+    // Not hit: gone once four others came after it.
+    for (const key of ['b', 'c', 'd', 'new-0', 'new-15']) expect(cache.get(key, 1)).toBeUndefined()
+    expect(cache.get('new-19', 1)?.tokenId).toBe('new-19')
   })
 })
 
