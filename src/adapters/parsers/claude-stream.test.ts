@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { AgentEvent } from '../../core/events.js'
-import { CLAUDE_IGNORED_LINE, createClaudeStreamParser } from './claude-stream.js'
+import { CLAUDE_IGNORED_LINE } from './claude-line-shapes.js'
+import { createClaudeStreamParser } from './claude-stream.js'
 
 const CWD = '/work/repo'
 const SESSION = 'session-1'
@@ -302,6 +303,60 @@ describe('claude-stream', () => {
     const { events } = feed([init, stop.replace('"index":0', '"index":01')])
     expect(events).toEqual([
       { type: 'raw', stream: 'stdout', value: stop.replace('"index":0', '"index":01') },
+    ])
+  })
+
+  it('reads streamed deltas and message starts without JSON.parse, to the events the full parse gives', () => {
+    // `{ ` instead of `{` starts no shape claude-line-shapes.ts knows, and parses to the same object: every
+    // line then goes through the full parse. A raw event shows the line as it came, so its pad is taken off.
+    const padded = (line: string) => line.replace(/^\{/, '{ ')
+    const unpadded = (events: AgentEvent[]) =>
+      events.map((event) =>
+        event.type === 'raw' ? { ...event, value: event.value.replace(/^\{ /, '{') } : event,
+      )
+    const bothWays = (lines: string[]) => {
+      const fast = feed(lines)
+      const full = feed(lines.map(padded))
+      expect(fast.outcome).toEqual(full.outcome)
+      expect(fast.events).toEqual(unpadded(full.events))
+      return fast.events
+    }
+    const recordings = path.resolve(import.meta.dirname, '../../../test/fixtures/recordings')
+    for (const file of readdirSync(recordings).filter((name) => name.startsWith('claude-'))) {
+      const lines = readFileSync(path.join(recordings, file), 'utf8').trim().split('\n').slice(1)
+      bothWays(lines)
+    }
+
+    const tail = `"session_id":"${SESSION}","parent_tool_use_id":null,"uuid":"u"`
+    const start = (id: string, extra = '') =>
+      `{"type":"stream_event","event":{"type":"message_start","message":{"id":"${id}","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"usage":{"input_tokens":1,"service_tier":"standard"}${extra}}},${tail},"ttft_ms":12,"api_message_id":"${id}"}`
+    const delta = (kind: string, key: string, piece: string, ids = tail) =>
+      `{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"${kind}","${key}":${piece}}},${ids}}`
+    const whole = JSON.stringify(assistant('msg_1', { type: 'text', text: 'a"b\n\u00e9' }))
+    const events = bothWays([
+      JSON.stringify(init),
+      start('msg_1'),
+      delta('thinking_delta', 'thinking', '"hmm"'),
+      delta('text_delta', 'text', '"a\\"b\\n\\u00e9"'),
+      delta('text_delta', 'text', '""'),
+      // Whole again at the end of the message: not repeated.
+      whole,
+      // A sub-agent's piece carries its Task call's id; one with the API's message id only.
+      delta('text_delta', 'text', '"sub"', tail.replace('null', '"toolu_task"')),
+      delta('text_delta', 'text', '"own"', `${tail},"api_message_id":"msg_2"`),
+      // Near misses go through the full parse: a key that is not the delta's, a key twice, a field more.
+      delta('text_delta', 'thinking', '"x"'),
+      delta('text_delta', 'text', '"y"', `${tail},"type":"assistant"`),
+      start('msg_3', ',"container":null'),
+      delta('text_delta', 'text', '"z"'),
+      JSON.stringify(assistant('msg_3', { type: 'text', text: 'z' })),
+    ])
+    expect(events.filter((event) => event.type !== 'raw')).toEqual([
+      { type: 'reasoning-delta', text: 'hmm' },
+      { type: 'text-delta', text: 'a"b\n\u00e9' },
+      { type: 'text-delta', text: 'sub', parentId: 'toolu_task' },
+      { type: 'text-delta', text: 'own' },
+      { type: 'text-delta', text: 'z' },
     ])
   })
 

@@ -5,6 +5,12 @@ import type { ParserContext, ParserOutcome, StreamParser } from '../types.js'
 import { codeForFailure, codeForHttpStatus, errorEvent } from './agent-error-codes.js'
 import { CLAUDE_FILE_TOOLS, claudeFileChange } from './claude-file-change.js'
 import {
+  CLAUDE_DELTA_LINE,
+  CLAUDE_IGNORED_LINE,
+  CLAUDE_MESSAGE_START_LINE,
+  jsonStringValue,
+} from './claude-line-shapes.js'
+import {
   isObject,
   type JsonObject,
   numberField,
@@ -50,33 +56,6 @@ const IGNORED_DELTAS: ReadonlySet<string> = new Set([
 ])
 
 /**
- * Lines that the parse below would drop, in the exact shapes Claude Code prints them (status pings, the
- * raw stream events whose content comes again whole, tool-input deltas): more than half of a streamed
- * turn's lines. Matching one takes a tenth of what JSON.parse takes, and the pattern admits only valid
- * JSON of that shape (keys in order, plain strings and numbers), so the outcome is the same: anything that
- * differs in the least goes through the full parse. Used once the session id is known, which the first
- * line gives.
- */
-const PLAIN_STRING = String.raw`"[^"\\\x00-\x1f]*"`
-const JSON_STRING = String.raw`"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"`
-const JSON_INDEX = String.raw`(?:0|[1-9]\d*)`
-const JSON_SCALAR = String.raw`(?:null|true|false|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|${JSON_STRING})`
-const FLAT_OBJECT = String.raw`\{(?:${PLAIN_STRING}:${JSON_SCALAR}(?:,${PLAIN_STRING}:${JSON_SCALAR})*)?\}`
-const IGNORED_STREAM_EVENT = [
-  String.raw`"(?:content_block_stop|message_stop|ping)"(?:,"index":${JSON_INDEX})?\}`,
-  String.raw`"content_block_delta","index":${JSON_INDEX},"delta":\{"type":"input_json_delta","partial_json":${JSON_STRING}\}\}`,
-  String.raw`"content_block_start","index":${JSON_INDEX},"content_block":\{"type":(?:"text","text":""|"tool_use","id":${PLAIN_STRING},"name":${PLAIN_STRING},"input":\{\})\}\}`,
-  String.raw`"message_delta","delta":${FLAT_OBJECT},"usage":${FLAT_OBJECT}\}`,
-].join('|')
-export const CLAUDE_IGNORED_LINE = new RegExp(
-  String.raw`^\{"type":(?:` +
-    String.raw`"system","subtype":"status","status":${PLAIN_STRING},"session_id":${PLAIN_STRING},"uuid":${PLAIN_STRING}\}` +
-    String.raw`|"stream_event","event":\{"type":(?:${IGNORED_STREAM_EVENT}),"session_id":${PLAIN_STRING},` +
-    String.raw`"parent_tool_use_id":(?:null|${PLAIN_STRING}),"uuid":${PLAIN_STRING}(?:,"api_message_id":${PLAIN_STRING})?\}` +
-    ')$',
-)
-
-/**
  * The start of the `init` line Claude Code prints as each invocation starts (its tools, MCP servers,
  * plugins: kilobytes). Only the session id is read from a stream's first line; later ones are dropped
  * unread, as copilot-stream.ts drops its dropped types: a broken one that ends with `}` is dropped too,
@@ -117,20 +96,40 @@ export function createClaudeStreamParser(context: ParserContext): StreamParser {
     if (eventType !== 'content_block_delta') return IGNORED_STREAM_EVENTS.has(eventType) ? [] : undefined
     const delta = objectField(event, 'delta')
     const deltaType = stringField(delta, 'type') ?? ''
-    const messageId = streamMessageId || (stringField(line, 'api_message_id') ?? '')
-    if (deltaType === 'text_delta') {
-      const text = stringField(delta, 'text')
-      if (text === undefined) return undefined
+    const kind = deltaType === 'text_delta' ? 'text' : deltaType === 'thinking_delta' ? 'thinking' : undefined
+    if (!kind) return IGNORED_DELTAS.has(deltaType) ? [] : undefined
+    const text = stringField(delta, kind)
+    if (text === undefined) return undefined
+    return onDelta(kind, text, stringField(line, 'api_message_id'))
+  }
+
+  /** A streamed piece of text or thinking, whose whole block is then not repeated. */
+  function onDelta(kind: 'text' | 'thinking', text: string, apiMessageId: string | undefined) {
+    const messageId = streamMessageId || (apiMessageId ?? '')
+    if (kind === 'text') {
       streamedText.add(messageId)
-      return text ? [{ type: 'text-delta', text }] : []
+      return text ? [{ type: 'text-delta', text } as const] : []
     }
-    if (deltaType === 'thinking_delta') {
-      const text = stringField(delta, 'thinking')
-      if (text === undefined) return undefined
-      streamedThinking.add(messageId)
-      return text ? [{ type: 'reasoning-delta', text }] : []
+    streamedThinking.add(messageId)
+    return text ? [{ type: 'reasoning-delta', text } as const] : []
+  }
+
+  /** A line of a shape claude-line-shapes.ts knows, handled without JSON.parse; undefined for any other. */
+  function onKnownShape(text: string): AgentEvent[] | undefined {
+    if (CLAUDE_IGNORED_LINE.test(text)) return []
+    const delta = CLAUDE_DELTA_LINE.exec(text)
+    if (delta) {
+      const [, kind, piece, parent, apiMessageId] = delta
+      const events = onDelta(kind as 'text' | 'thinking', jsonStringValue(piece!), apiMessageId?.slice(1, -1))
+      return inSubtask(events, parent === 'null' ? undefined : parent!.slice(1, -1))
     }
-    return IGNORED_DELTAS.has(deltaType) ? [] : undefined
+    const start = CLAUDE_MESSAGE_START_LINE.exec(text)
+    if (start) {
+      streamMessageId = start[1]!.slice(1, -1)
+      return []
+    }
+    if (text.startsWith(CLAUDE_INIT_LINE_START) && text.trimEnd().endsWith('}')) return []
+    return undefined
   }
 
   function onAssistant(line: JsonObject, text: string): Handled {
@@ -232,8 +231,8 @@ export function createClaudeStreamParser(context: ParserContext): StreamParser {
   function handle(text: string): AgentEvent[] {
     if (text.trim() === '') return []
     if (sessionId !== undefined) {
-      if (CLAUDE_IGNORED_LINE.test(text)) return []
-      if (text.startsWith(CLAUDE_INIT_LINE_START) && text.trimEnd().endsWith('}')) return []
+      const known = onKnownShape(text)
+      if (known) return known
     }
     const line = parseJsonLine(text)
     if (!line) return [raw(text)]
