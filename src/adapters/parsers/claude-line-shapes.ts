@@ -57,6 +57,19 @@ export const CLAUDE_MESSAGE_START_LINE = new RegExp(
     String.raw`(?:,"ttft_ms":${JSON_NUMBER})?(?:,"thinking_display":${PLAIN_STRING})?(?:,"api_message_id":${PLAIN_STRING})?\}$`,
 )
 
+/**
+ * A whole message of text alone, as Claude Code prints it after streaming its pieces (and without partial
+ * messages, instead of them). Groups: 1 the message id, 2 its model, 3 the text, each as a JSON string;
+ * 4 the parent tool call's id as a JSON string (or `null`).
+ */
+export const CLAUDE_TEXT_MESSAGE_LINE = new RegExp(
+  String.raw`^\{"type":"assistant","message":\{"id":(${PLAIN_STRING}),"type":"message","role":"assistant",` +
+    String.raw`"model":(${PLAIN_STRING}),"content":\[\{"type":"text","text":(${JSON_STRING})\}\],` +
+    String.raw`"stop_reason":null,(?:"stop_sequence":null,)?"usage":${FLAT_OBJECT}(?:,"context_management":null)?\},` +
+    String.raw`"parent_tool_use_id":(null|${PLAIN_STRING}),"session_id":${PLAIN_STRING},"uuid":${PLAIN_STRING}` +
+    String.raw`(?:,"timestamp":${PLAIN_STRING})?\}$`,
+)
+
 /** The value of a JSON string a pattern above matched (most have no escape: taken as they stand). */
 export function jsonStringValue(literal: string): string {
   return literal.includes('\\') ? (JSON.parse(literal) as string) : literal.slice(1, -1)

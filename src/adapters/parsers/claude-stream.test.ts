@@ -306,7 +306,7 @@ describe('claude-stream', () => {
     ])
   })
 
-  it('reads streamed deltas and message starts without JSON.parse, to the events the full parse gives', () => {
+  it('reads streamed deltas, message starts and whole text messages without JSON.parse, to the events the full parse gives', () => {
     // `{ ` instead of `{` starts no shape claude-line-shapes.ts knows, and parses to the same object: every
     // line then goes through the full parse. A raw event shows the line as it came, so its pad is taken off.
     const padded = (line: string) => line.replace(/^\{/, '{ ')
@@ -333,6 +333,8 @@ describe('claude-stream', () => {
     const delta = (kind: string, key: string, piece: string, ids = tail) =>
       `{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"${kind}","${key}":${piece}}},${ids}}`
     const whole = JSON.stringify(assistant('msg_1', { type: 'text', text: 'a"b\n\u00e9' }))
+    const textMessage = (id: string, text: string, { model = 'm', parent = 'null', extra = '' } = {}) =>
+      `{"type":"assistant","message":{"id":"${id}","type":"message","role":"assistant","model":"${model}","content":[{"type":"text","text":${text}}],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1},"context_management":null${extra}},"parent_tool_use_id":${parent},"session_id":"${SESSION}","uuid":"u","timestamp":"t"}`
     const events = bothWays([
       JSON.stringify(init),
       start('msg_1'),
@@ -341,6 +343,13 @@ describe('claude-stream', () => {
       delta('text_delta', 'text', '""'),
       // Whole again at the end of the message: not repeated.
       whole,
+      textMessage('msg_1', '"a\\"b\\n\\u00e9"'),
+      // A whole message never streamed is shown, unless empty or Claude's own stand-in for an error.
+      textMessage('msg_4', '"plain \\u00e9"'),
+      textMessage('msg_5', '""'),
+      textMessage('msg_6', '"api error"', { model: '<synthetic>' }),
+      textMessage('msg_7', '"in sub"', { parent: '"toolu_task"' }),
+      textMessage('msg_8', '"more"', { extra: ',"container":null' }),
       // A sub-agent's piece carries its Task call's id; one with the API's message id only.
       delta('text_delta', 'text', '"sub"', tail.replace('null', '"toolu_task"')),
       delta('text_delta', 'text', '"own"', `${tail},"api_message_id":"msg_2"`),
@@ -354,6 +363,9 @@ describe('claude-stream', () => {
     expect(events.filter((event) => event.type !== 'raw')).toEqual([
       { type: 'reasoning-delta', text: 'hmm' },
       { type: 'text-delta', text: 'a"b\n\u00e9' },
+      { type: 'text-delta', text: 'plain \u00e9' },
+      { type: 'text-delta', text: 'in sub', parentId: 'toolu_task' },
+      { type: 'text-delta', text: 'more' },
       { type: 'text-delta', text: 'sub', parentId: 'toolu_task' },
       { type: 'text-delta', text: 'own' },
       { type: 'text-delta', text: 'z' },

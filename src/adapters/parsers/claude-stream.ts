@@ -8,6 +8,7 @@ import {
   CLAUDE_DELTA_LINE,
   CLAUDE_IGNORED_LINE,
   CLAUDE_MESSAGE_START_LINE,
+  CLAUDE_TEXT_MESSAGE_LINE,
   jsonStringValue,
 } from './claude-line-shapes.js'
 import {
@@ -114,6 +115,12 @@ export function createClaudeStreamParser(context: ParserContext): StreamParser {
     return text ? [{ type: 'reasoning-delta', text } as const] : []
   }
 
+  /** A message of one text block, `text` as a JSON string: shown unless its pieces were (as onAssistant). */
+  function onTextMessage(messageId: string, model: string, text: string): AgentEvent[] {
+    if (model === '<synthetic>' || streamedText.has(messageId) || text === '""') return []
+    return [{ type: 'text-delta', text: jsonStringValue(text) }]
+  }
+
   /** A line of a shape claude-line-shapes.ts knows, handled without JSON.parse; undefined for any other. */
   function onKnownShape(text: string): AgentEvent[] | undefined {
     if (CLAUDE_IGNORED_LINE.test(text)) return []
@@ -121,6 +128,12 @@ export function createClaudeStreamParser(context: ParserContext): StreamParser {
     if (delta) {
       const [, kind, piece, parent, apiMessageId] = delta
       const events = onDelta(kind as 'text' | 'thinking', jsonStringValue(piece!), apiMessageId?.slice(1, -1))
+      return inSubtask(events, parent === 'null' ? undefined : parent!.slice(1, -1))
+    }
+    const message = CLAUDE_TEXT_MESSAGE_LINE.exec(text)
+    if (message) {
+      const [, id, model, whole, parent] = message
+      const events = onTextMessage(id!.slice(1, -1), model!.slice(1, -1), whole!)
       return inSubtask(events, parent === 'null' ? undefined : parent!.slice(1, -1))
     }
     const start = CLAUDE_MESSAGE_START_LINE.exec(text)
