@@ -41,9 +41,11 @@ describe('PostgreSQL run event statements', () => {
     statements = []
     const first = new Promise<void>((resolve) => (releaseFirst = resolve))
     recordingPool = {
-      query: async (config: pg.QueryConfig<[string[], number[]]>) => {
+      query: async (config: pg.QueryConfig<[string, string]>) => {
+        // Each column goes as one text, its values joined (newlines, and commas for seq).
         const [runIds, seqs] = config.values!
-        statements.push(runIds.map((runId, index) => [runId, seqs[index]!]))
+        const seqList = seqs.split(',').map(Number)
+        statements.push(runIds.split('\n').map((runId, index) => [runId, seqList[index]!]))
         if (statements.length === 1) await first
         return pool.query(config)
       },
@@ -136,6 +138,21 @@ describe('PostgreSQL run event statements', () => {
     await sent
     expect(await storedRows()).toContainEqual(['run_a', 1])
     await Promise.all([first, later])
+  })
+
+  it('stores JSON that holds a newline between its tokens as the same JSON, each row in its place', async () => {
+    const append = createPostgresRunEventsAppender(pool)
+    const [envelopes, data] = batch('run_a', 1, 3)
+    // Pretty-printed: the newlines are whitespace, not part of any value. (The writer's JSON has none.)
+    await append(envelopes, [data[0]!, '{\n  "text": "two\\nlines"\n}', data[2]!])
+    const stored = await pool.query<{ seq: number; data: string }>(
+      'SELECT seq, data FROM run_events ORDER BY seq',
+    )
+    expect(stored.rows.map((row) => [row.seq, JSON.parse(row.data)])).toEqual([
+      [1, { text: '#1' }],
+      [2, { text: 'two\nlines' }],
+      [3, { text: '#3' }],
+    ])
   })
 
   it('fails only the batch that cannot be stored, of those that went together', async () => {

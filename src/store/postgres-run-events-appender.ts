@@ -17,9 +17,25 @@ import type { AppendRequest, RunEventsAppender } from './run-events-appender.js'
 
 // run_events has no foreign key here (migration 0019): a run's events arriving after the run was deleted
 // are skipped, as its stored events were deleted with it.
+//
+// Each column goes as one text, its values joined by newlines, and is split again by string_to_array. As
+// text[] parameters, node-postgres quoted every value and escaped each of its quotes and backslashes (a
+// regex replace per value, in JavaScript: the JSON of an event is full of quotes), and the server undid
+// that in array_in: a split on a character no value holds costs neither. None does: ids, timestamps and
+// event types are Hangar's own; `data` is JSON text, in which a newline is whitespace between tokens
+// (inside a string it is escaped), so one would be replaced by a space (dataColumn).
 const ROWS =
-  'SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::text[]) ' +
+  "SELECT * FROM unnest(string_to_array($1, E'\\n'), string_to_array($2, ',')::integer[], " +
+  "string_to_array($3, E'\\n'), string_to_array($4, E'\\n'), string_to_array($5, E'\\n')) " +
   'AS row(run_id, seq, ts, type, data) WHERE EXISTS (SELECT 1 FROM runs WHERE runs.id = row.run_id)'
+
+/** The `data` values of a statement as one text (see ROWS): one newline between each two, and no other. */
+function dataColumn(data: readonly string[]): string {
+  const joined = data.join('\n')
+  let newlines = 0
+  for (let at = joined.indexOf('\n'); at !== -1; at = joined.indexOf('\n', at + 1)) newlines++
+  return newlines === data.length - 1 ? joined : data.map((json) => json.replaceAll('\n', ' ')).join('\n')
+}
 
 const APPEND = {
   name: 'hangar_append_run_events',
@@ -83,7 +99,13 @@ export function createPostgresRunEventsAppender(pool: pg.Pool): PostgresRunEvent
         data.push(request.data[index]!)
       }
     }
-    const rows = [runIds, seqs, timestamps, types, data]
+    const rows = [
+      runIds.join('\n'),
+      seqs.join(','),
+      timestamps.join('\n'),
+      types.join('\n'),
+      dataColumn(data),
+    ]
     const statement = pool.query(
       announcing
         ? { ...APPEND_AND_ANNOUNCE, values: [...rows, announcing.channel, announcing.origin] }

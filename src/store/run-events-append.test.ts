@@ -54,6 +54,39 @@ describe.each(STORE_ENGINES)('run event append ($name)', (engine) => {
     expect(await allEvents(runs, run.id)).toEqual(burst)
   })
 
+  it('gives back every event as it was stored, whatever characters its fields hold', async () => {
+    const run = await newRun()
+    const texts = [
+      '"quoted", {braced}, a\\b',
+      'line\nbreak\ttab\r',
+      'NULL',
+      '',
+      ' ',
+      'é ✓ 😀 \u2028',
+      '\u0001',
+    ]
+    const events: EventEnvelope[] = texts.map((text, index) => ({
+      v: 1,
+      runId: run.id,
+      seq: index + 1,
+      ts: TS,
+      type: 'text-delta',
+      text,
+    }))
+    events.push({
+      v: 1,
+      runId: run.id,
+      seq: texts.length + 1,
+      ts: TS,
+      type: 'tool-call',
+      toolCallId: 'call,1',
+      name: 'Write',
+      input: { path: 'a,b\n.txt', lines: ['x', '"y"'], nested: { n: 1, empty: {} } },
+    } as unknown as EventEnvelope)
+    await runs.appendEvents(events)
+    expect(await allEvents(runs, run.id)).toEqual(events)
+  })
+
   it('stores a batch whole or not at all: a seq already stored refuses all of it', async () => {
     const run = await newRun()
     await runs.appendEvents(textEvents(run.id, 1, 3))
