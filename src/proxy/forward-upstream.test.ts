@@ -10,6 +10,7 @@ import {
   type ServerResponse,
 } from 'node:http'
 import { type AddressInfo, connect, type Socket } from 'node:net'
+import { gzipSync } from 'node:zlib'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   type ForwardResult,
@@ -106,6 +107,34 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 const generous = { connectMs: 10_000, idleMs: 10_000 }
 
 describe('forwardUpstream', () => {
+  it('meters every chunk of an answer whose end came with its last bytes, plain or gzip', async () => {
+    const sse = (type: string, data: object) =>
+      `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+    const answer = Buffer.from(
+      sse('message_start', { message: { id: 'm', usage: { input_tokens: 12, output_tokens: 1 } } }) +
+        sse('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'hi' } }) +
+        sse('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 7 } }) +
+        sse('message_stop', {}),
+    )
+    for (const zipped of [false, true]) {
+      // The whole answer in one write: its end reaches the proxy in the same read as its bytes.
+      const upstream = await capture((_req, res) => {
+        const body = zipped ? gzipSync(answer) : answer
+        res.writeHead(200, {
+          'content-type': 'text/event-stream',
+          'content-length': body.length,
+          ...(zipped && { 'content-encoding': 'gzip' }),
+        })
+        res.end(body)
+      })
+      const proxy = await proxyTo(upstream.url, generous)
+      const reply = await post(proxy.url)
+      expect(reply.status).toBe(200)
+      await until(() => proxy.results.length === 1, 'the result')
+      expect(proxy.results[0]!.usage).toMatchObject({ inputTokens: 12, outputTokens: 7 })
+    }
+  })
+
   it("tells a stream's client at once that its answer has begun, before its first bytes come", async () => {
     let release!: () => void
     const released = new Promise<void>((resolve) => (release = resolve))

@@ -285,8 +285,23 @@ function forwardWith(Agent: typeof UndiciAgent, input: ForwardInput): Promise<Fo
     let timedOut: 'connect' | 'idle' | undefined
     let controller: Dispatcher.DispatchController | undefined
     let status = 502
+    /** A successful response's usage is read (its coding, for the decoded copy the meter reads). */
+    let metering = false
+    let coding: string | undefined
     let meter: ReturnType<typeof createUsageMeter> | undefined
     let decoder: ReturnType<typeof createBodyDecoder> | undefined
+    /** The meter and its decoder, made with the first chunk they read (meterLater), not before a byte goes. */
+    const meterParts = () => {
+      if (meter) return { meter, decoder }
+      const made = createUsageMeter(input.family, input.stream, input.model)
+      meter = made
+      decoder = createBodyDecoder(coding)
+      if (decoder) {
+        decoder.on('data', (chunk: Buffer) => made.push(chunk))
+        decoder.on('error', () => {})
+      }
+      return { meter: made, decoder }
+    }
     let filter: ReturnType<typeof createUsageChunkFilter> | undefined
     /** Body bytes were written to the client (and its headers with them). */
     let bodySent = false
@@ -322,7 +337,8 @@ function forwardWith(Agent: typeof UndiciAgent, input: ForwardInput): Promise<Fo
         timedOut = 'idle'
       if (res.headersSent) {
         res.destroy()
-        return done({ status, usage: meter?.result() })
+        // After the chunks queued for the meter (meterLater).
+        return meterLater(() => done({ status, usage: meter?.result() }))
       }
       if (timedOut) return done({ status: 504, usage: undefined })
       done({ status: 502, usage: undefined, unreachable: error.code ?? error.message })
@@ -353,17 +369,16 @@ function forwardWith(Agent: typeof UndiciAgent, input: ForwardInput): Promise<Fo
           queueMicrotask(() => {
             if (!bodySent && !res.writableEnded && !res.destroyed) res.flushHeaders()
           })
-        meter = status < 300 ? createUsageMeter(input.family, input.stream, input.model) : undefined
-        decoder = meter && createBodyDecoder(fromUpstream['content-encoding'] as string | undefined)
-        if (decoder) {
-          const metered = meter!
-          decoder.on('data', (chunk: Buffer) => metered.push(chunk))
-          decoder.on('error', () => {})
-        }
+        metering = status < 300
+        coding = fromUpstream['content-encoding'] as string | undefined
       },
       onResponseData(paused, chunk) {
-        if (decoder) decoder.write(chunk)
-        else meter?.push(chunk)
+        if (metering)
+          meterLater(() => {
+            const parts = meterParts()
+            if (parts.decoder) parts.decoder.write(chunk)
+            else parts.meter.push(chunk)
+          })
         const out = filter ? filter.push(chunk) : chunk
         if (out.length === 0) return
         bodySent = true
@@ -377,11 +392,14 @@ function forwardWith(Agent: typeof UndiciAgent, input: ForwardInput): Promise<Fo
         const tail = filter?.end()
         if (tail && tail.length > 0) res.write(tail)
         res.end()
-        if (!decoder) return done({ status, usage: meter?.result() })
-        const metered = meter!
-        decoder.once('end', () => done({ status, usage: metered.result() }))
-        decoder.once('error', () => done({ status, usage: metered.result() }))
-        decoder.end()
+        if (!metering) return done({ status, usage: undefined })
+        meterLater(() => {
+          const { meter: metered, decoder: decoding } = meterParts()
+          if (!decoding) return done({ status, usage: metered.result() })
+          decoding.once('end', () => done({ status, usage: metered.result() }))
+          decoding.once('error', () => done({ status, usage: metered.result() }))
+          decoding.end()
+        })
       },
       onResponseError(_controller, error) {
         settleError(error)
@@ -401,6 +419,14 @@ function forwardWith(Agent: typeof UndiciAgent, input: ForwardInput): Promise<Fo
     )
   })
 }
+
+/**
+ * Usage is read once the bytes of this read are on their way to the client: Node writes a response's chunks
+ * on the next tick (corked), and microtasks run after it, in order. So reading usage (on a stream's first
+ * chunk: the meter's set-up, a decompressor for a gzip answer, a JSON.parse of its message_start) never
+ * delays a byte to the agent, and the meter still sees every chunk, in order, before its result is taken.
+ */
+const meterLater = (work: () => void): void => queueMicrotask(work)
 
 /** The client's connection closed (a fully read request is destroyed too, so only the response tells). */
 function clientGone({ res }: Pick<ForwardInput, 'res'>): boolean {
