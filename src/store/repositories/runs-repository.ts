@@ -141,7 +141,8 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
       return rows.map(toRun)
     },
     async update(id: string, changes: RunChanges): Promise<Run | undefined> {
-      await db
+      // The row as this statement left it, in the same round trip (a run's start and end make several).
+      const row = await db
         .updateTable('runs')
         .set({
           ...(changes.status !== undefined && { status: changes.status }),
@@ -168,8 +169,9 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
         })
         .where('id', '=', id)
         .where('user_id', '=', userId)
-        .execute()
-      return this.get(id)
+        .returningAll()
+        .executeTakeFirst()
+      return row && toRun(row)
     },
     /**
      * Takes a queued run for execution: one winner, even with several schedulers on several nodes (the
