@@ -20,6 +20,7 @@ import * as triggers from './migrations/0016-triggers.js'
 import * as workspaceHostCopies from './migrations/0017-workspace-host-copies.js'
 import * as proxySpend from './migrations/0018-proxy-spend.js'
 import * as uncheckedRunKeys from './migrations/0019-unchecked-run-keys.js'
+import * as unfinalizedRunsIndex from './migrations/0020-unfinalized-runs-index.js'
 import type { Database } from './schema.js'
 import { VERSION } from '../version.js'
 
@@ -42,6 +43,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0017-workspace-host-copies': workspaceHostCopies,
   '0018-proxy-spend': proxySpend,
   '0019-unchecked-run-keys': uncheckedRunKeys,
+  '0020-unfinalized-runs-index': unfinalizedRunsIndex,
 }
 
 export async function migrateToLatest(db: Kysely<Database>, engine: 'sqlite' | 'postgres'): Promise<void> {
