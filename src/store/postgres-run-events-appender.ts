@@ -31,10 +31,10 @@ const ROWS =
 
 /** The `data` values of a statement as one text (see ROWS): one newline between each two, and no other. */
 function dataColumn(data: readonly string[]): string {
-  const joined = data.join('\n')
-  let newlines = 0
-  for (let at = joined.indexOf('\n'); at !== -1; at = joined.indexOf('\n', at + 1)) newlines++
-  return newlines === data.length - 1 ? joined : data.map((json) => json.replaceAll('\n', ' ')).join('\n')
+  const flat = data.some((json) => json.includes('\n'))
+    ? data.map((json) => json.replaceAll('\n', ' '))
+    : data
+  return flat.join('\n')
 }
 
 const APPEND = {

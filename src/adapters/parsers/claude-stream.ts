@@ -127,18 +127,23 @@ export function createClaudeStreamParser(context: ParserContext): StreamParser {
     const delta = CLAUDE_DELTA_LINE.exec(text)
     if (delta) {
       const [, kind, piece, parent, apiMessageId] = delta
-      const events = onDelta(kind as 'text' | 'thinking', jsonStringValue(piece!), apiMessageId?.slice(1, -1))
-      return inSubtask(events, parent === 'null' ? undefined : parent!.slice(1, -1))
+      const messageId = apiMessageId === undefined ? undefined : jsonStringValue(apiMessageId)
+      return inSubtask(
+        onDelta(kind as 'text' | 'thinking', jsonStringValue(piece!), messageId),
+        parentOf(parent!),
+      )
     }
     const message = CLAUDE_TEXT_MESSAGE_LINE.exec(text)
     if (message) {
       const [, id, model, whole, parent] = message
-      const events = onTextMessage(id!.slice(1, -1), model!.slice(1, -1), whole!)
-      return inSubtask(events, parent === 'null' ? undefined : parent!.slice(1, -1))
+      return inSubtask(
+        onTextMessage(jsonStringValue(id!), jsonStringValue(model!), whole!),
+        parentOf(parent!),
+      )
     }
     const start = CLAUDE_MESSAGE_START_LINE.exec(text)
     if (start) {
-      streamMessageId = start[1]!.slice(1, -1)
+      streamMessageId = jsonStringValue(start[1]!)
       return []
     }
     if (text.startsWith(CLAUDE_INIT_LINE_START) && text.trimEnd().endsWith('}')) return []
@@ -272,6 +277,11 @@ export function createClaudeStreamParser(context: ParserContext): StreamParser {
   }
 
   return streamParser(handle, () => outcomeOf({ completed, failure, sessionId, usage }))
+}
+
+/** The parent tool call's id a shape matched: a JSON string, or `null` for the main agent's lines. */
+function parentOf(literal: string): string | undefined {
+  return literal === 'null' ? undefined : jsonStringValue(literal)
 }
 
 /** A sub-agent's line carries the id of the Task/Agent tool call that started it: its events say so. */
