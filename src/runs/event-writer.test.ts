@@ -198,15 +198,18 @@ describe('event-writer', () => {
     let release: () => void = () => {}
     let storing: () => void = () => {}
     const started = new Promise<void>((resolve) => (storing = resolve))
+    // Batches are stored in the order they are asked for, as both engines' stores do.
+    let previous = Promise.resolve()
     const writer = createEventWriter({
       runs: {
-        appendEvents: async (envelopes) => {
-          if (statements.length === 0) {
-            storing()
-            await new Promise<void>((resolve) => (release = resolve))
-          }
-          statements.push(envelopes.map((envelope) => envelope.seq))
-        },
+        appendEvents: (envelopes) =>
+          (previous = previous.then(async () => {
+            if (statements.length === 0) {
+              storing()
+              await new Promise<void>((resolve) => (release = resolve))
+            }
+            statements.push(envelopes.map((envelope) => envelope.seq))
+          })),
       },
       runId: 'run_1',
       redactor: createRedactor(),
@@ -222,6 +225,44 @@ describe('event-writer', () => {
     await flushed
     expect(statements).toEqual([[1], Array.from({ length: 30 }, (_, index) => index + 2)])
     expect(writer.lastSeq()).toBe(31)
+  })
+
+  it('sends the last batch to the store at once on flush, to be stored now, and delivers the batches in order', async () => {
+    const asked: { seqs: number[]; now: boolean }[] = []
+    const delivered: number[][] = []
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    let previous = Promise.resolve()
+    const writer = createEventWriter({
+      runs: {
+        appendEvents: (envelopes, options) => {
+          asked.push({ seqs: envelopes.map((envelope) => envelope.seq), now: options?.now === true })
+          // The first batch waits for its commit slot until released; the store keeps the order asked.
+          const stored = previous.then(() => (asked.length === 1 ? held : undefined))
+          previous = stored
+          return stored
+        },
+      },
+      runId: 'run_1',
+      redactor: createRedactor(),
+      onDelivered: (envelopes) => delivered.push(envelopes.map((envelope) => envelope.seq)),
+    })
+    writer.write({ type: 'tool-call', toolCallId: 't0', name: 'x', input: {} })
+    await new Promise((resolve) => setImmediate(resolve))
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(asked).toEqual([{ seqs: [1], now: false }])
+    writer.write({ type: 'tool-call', toolCallId: 't1', name: 'x', input: {} })
+    const flushed = writer.flush()
+    // Asked for while the first still waits, not after it.
+    expect(asked).toEqual([
+      { seqs: [1], now: false },
+      { seqs: [2], now: true },
+    ])
+    expect(delivered).toEqual([])
+    release()
+    await flushed
+    expect(delivered).toEqual([[1], [2]])
+    expect(writer.lastSeq()).toBe(2)
   })
 
   it('reports a failed write on flush', async () => {

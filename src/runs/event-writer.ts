@@ -5,7 +5,8 @@
 // arrived while the previous batch was being stored): no timer of the writer's stands between a line and
 // its client. (The SQLite store spaces its commits a couple of ms apart while streams keep it busy, and
 // the PostgreSQL store has one INSERT in flight at a time: the batches of that wait go in one commit, and
-// are delivered once it returns.)
+// are delivered once it returns. A flush, a run's end, cuts its last batch at once and has it stored
+// without that wait: nothing comes after it to share a commit with.)
 import { rememberEventJson } from '../core/envelope-json.js'
 import type { AgentEvent, EventEnvelope } from '../core/events.js'
 import { PROTOCOL_VERSION } from '../core/events.js'
@@ -23,6 +24,7 @@ export const DEFAULT_BATCH_DELAY_MS = 0
  */
 export const SECRET_TAIL_HOLD_MS = 200
 const SECRET_TAIL = /[\w+/=-]+$/
+const STORE_NOW = { now: true } as const
 /** Longer runs are no token still being typed out; they go as they are (already redacted). */
 const MAX_HELD_CHARACTERS = 512
 
@@ -146,7 +148,8 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
     }
     seq += batch.length
     if (eventsStoring.hasSubscribers) eventsStoring.publish({ envelopes })
-    await options.runs.appendEvents(envelopes)
+    // The last batch (flush: a run's end) has nothing after it to share a commit with: it goes at once.
+    await options.runs.appendEvents(envelopes, final ? STORE_NOW : undefined)
     if (eventsStored.hasSubscribers) eventsStored.publish({ envelopes })
     options.onDelivered?.(envelopes)
   }
@@ -177,7 +180,14 @@ export function createEventWriter(options: EventWriterOptions): EventWriter {
         cancelPending = undefined
         holding = false
       }
-      await schedule(true)
+      // The end of the stream: its last batch is cut now, not once the batches before it are stored, and
+      // goes to the store at once (STORE_NOW) with those still waiting for their commit, in order, instead
+      // of each of them waiting for the commit interval in turn.
+      const last = persist(true).catch((error: unknown) => {
+        failure ??= error
+      })
+      chain = Promise.all([chain, last]).then(() => undefined)
+      await chain
       if (failure) throw failure
     },
     lastSeq: () => seq,

@@ -1,6 +1,6 @@
 // The pace of SQLite commits of run events: while batches keep coming, those of several turns share one
 // commit (a commit costs far more than a row); after a quiet spell a batch commits at once; a pile of
-// waiting rows, or a store closing, commits without waiting for the slot; after a burst the slots are
+// waiting rows, the last batch of a stream, or a store closing, commits without waiting for the slot; after a burst the slots are
 // further apart. A long batch goes in chunks of rows per statement: every row lands with its own fields,
 // and a batch that fails in any chunk fails whole, without the others of its commit.
 import type SqliteDatabase from 'better-sqlite3'
@@ -64,6 +64,21 @@ describe('SQLite run event commits', () => {
     expect(await beforeNextTurn(append(...batch('run_a', 4, 10)))).toBe('stored')
     await small
     expect(storedSeqs('run_a')).toEqual(Array.from({ length: 13 }, (_, index) => index + 1))
+  })
+
+  it('commits the last batch of a stream at once, with the batches waiting for the same commit', async () => {
+    const append = createSqliteRunEventsAppender(db, sqlite, { commitIntervalMs: 60_000 })
+    await append(...batch('run_a', 1, 1))
+    // Within the interval: these wait for the slot, a minute away.
+    const waitingA = append(...batch('run_a', 2, 1))
+    const waitingB = append(...batch('run_b', 1, 1))
+    await nextTurn()
+    expect(storedSeqs('run_a')).toEqual([1])
+    const [envelopes, data] = batch('run_a', 3, 2)
+    await append(envelopes, data, { now: true })
+    await Promise.all([waitingA, waitingB])
+    expect(storedSeqs('run_a')).toEqual([1, 2, 3, 4])
+    expect(storedSeqs('run_b')).toEqual([1])
   })
 
   it('spaces the commits after a burst further apart, and goes back to the short interval after it', async () => {

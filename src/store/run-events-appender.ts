@@ -24,11 +24,23 @@ import type { EventEnvelope } from '../core/events.js'
 import type { Database } from './schema.js'
 import { createChunkedInsert } from './sqlite-chunked-insert.js'
 
-/** Stores `envelopes` (with `data[i]`, the JSON of envelope i's event fields) in one transaction. */
+/**
+ * Stores `envelopes` (with `data[i]`, the JSON of envelope i's event fields) in one transaction. `now`: the
+ * last batch of a stream (AppendOptions).
+ */
 export type RunEventsAppender = (
   envelopes: readonly EventEnvelope[],
   data: readonly string[],
+  options?: AppendOptions,
 ) => Promise<void>
+
+export interface AppendOptions {
+  /**
+   * The batch ends its stream (a run's end, a flush): nothing comes after it to share its commit, so it
+   * is stored at once, with whatever waits for the same commit, instead of after the commit interval.
+   */
+  now?: boolean
+}
 
 /**
  * The rows of a commit (of all its batches, in order) go this many to a statement (sqlite-chunked-insert).
@@ -165,11 +177,11 @@ export function createSqliteRunEventsAppender(
       if (draining === started) draining = undefined
     }))
   }
-  const append = ((envelopes, data) =>
+  const append = ((envelopes, data, options) =>
     new Promise<void>((resolve, reject) => {
       pending.push({ envelopes, data, resolve, reject })
       pendingRows += envelopes.length
-      if (pendingRows >= maxWaitingRows) return void queueMicrotask(drainSoon)
+      if (pendingRows >= maxWaitingRows || options?.now) return void queueMicrotask(drainSoon)
       if (pending.length > 1) return
       const wait = lastCommitAt + interval - performance.now()
       if (wait <= 0) queueMicrotask(drainSoon)

@@ -7,6 +7,7 @@ import type { EventEnvelope, RunStatus, UsageTotals } from '../../core/events.js
 import { PROTOCOL_VERSION } from '../../core/events.js'
 import { newId } from '../../core/ids.js'
 import type { Database, RunEventsTable, RunsTable } from '../schema.js'
+import type { AppendOptions } from '../run-events-appender.js'
 import { fromJson, nowIso, type RepositoryContext, toCount } from './context.js'
 
 export type { Run }
@@ -231,11 +232,14 @@ export function createRunsRepository(context: RepositoryContext, userId: string)
       if (!limit || db.isTransaction) return claim(db)
       return (db as Kysely<Database>).transaction().execute((tx) => claim(tx))
     },
-    /** Stores a batch of envelopes of this user's runs: all of it, in one transaction, or none. */
-    async appendEvents(envelopes: readonly EventEnvelope[]): Promise<void> {
+    /**
+     * Stores a batch of envelopes of this user's runs: all of it, in one transaction, or none. `now`: the
+     * last batch of a stream, stored without waiting for the commit interval (AppendOptions).
+     */
+    async appendEvents(envelopes: readonly EventEnvelope[], options?: AppendOptions): Promise<void> {
       if (envelopes.length === 0) return
       const data = envelopes.map(envelopeDataJson)
-      if (context.appendRunEvents) return context.appendRunEvents(envelopes, data)
+      if (context.appendRunEvents) return context.appendRunEvents(envelopes, data, options)
       // Inside a store transaction: the same rows through it, in slices under the bound-parameter limits.
       for (let start = 0; start < envelopes.length; start += ROWS_PER_INSERT) {
         const rows: RunEventsTable[] = envelopes
