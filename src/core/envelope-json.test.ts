@@ -37,6 +37,14 @@ describe('envelope JSON', () => {
     const stored = { ...envelopeOf(events[0]!) }
     expect(envelopeJson(stored)).toBe(JSON.stringify(stored))
     expect(envelopeDataJson(stored)).toBe(dataOf(stored))
+    // Nor does a copy carry the original's JSON: a copy that differs is serialised as it is.
+    for (const copy of [
+      { ...envelopeOf({ type: 'text-delta', text: 'first' }), text: 'copied' },
+      Object.assign({}, envelopeOf({ type: 'text-delta', text: 'first' }), { text: 'copied' }),
+    ]) {
+      expect(envelopeJson(copy)).toBe(JSON.stringify(copy))
+      expect(envelopeDataJson(copy)).toBe('{"text":"copied"}')
+    }
   })
 
   it('cuts both from the one serialisation made when the envelope was', () => {
