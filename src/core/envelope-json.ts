@@ -1,21 +1,15 @@
 // The JSON of the envelopes the one event writer makes, written once: the store's `data` column and every
 // SSE client's `data:` line are cut from it instead of each serialising the envelope again. Kept on the
-// envelope itself, under a symbol and not enumerable, so that a copy of it (a spread, Object.assign,
-// structuredClone) and JSON.stringify leave it behind: it belongs to that object alone, which is never
-// changed once made. (A WeakMap keyed by the envelope did the same at four times the cost: a new key per
-// event is an ephemeron for every garbage collection to trace; 1.8 µs an event against 0.4 here.) Any
-// other envelope is serialised as usual.
+// envelope itself (a hidden slot: copies leave it behind), which is never changed once made; any other
+// envelope is serialised as usual.
 import type { AgentEvent, EventEnvelope } from './events.js'
+import { hiddenSlot } from './hidden-slot.js'
 
 /** Fields an envelope adds to its event: an event that has one of its own is serialised as usual. */
 const ENVELOPE_FIELDS = ['v', 'runId', 'seq', 'ts'] as const
 
 /** The JSON of a remembered envelope's event fields, `type` first: `{"type":"…",…}`. */
-const EVENT_JSON = Symbol('eventJson')
-
-function eventJson(envelope: EventEnvelope): string | undefined {
-  return (envelope as { [EVENT_JSON]?: string })[EVENT_JSON]
-}
+const eventJson = hiddenSlot<string>('eventJson')
 
 /**
  * Serialises `event` (the writer's own copy, about to become `envelope` by gaining the envelope fields at
@@ -25,13 +19,12 @@ export function rememberEventJson(envelope: EventEnvelope, event: AgentEvent): v
   for (const field of ENVELOPE_FIELDS) if (field in event) return
   const json = JSON.stringify(event)
   // Cut at fixed places below: only when `type` is the first key.
-  if (json.startsWith(`{"type":${JSON.stringify(event.type)}`))
-    Object.defineProperty(envelope, EVENT_JSON, { value: json })
+  if (json.startsWith(`{"type":${JSON.stringify(event.type)}`)) eventJson.set(envelope, json)
 }
 
 /** The `data` column of a stored event: its fields without the envelope's (nor `type`, a column too). */
 export function envelopeDataJson(envelope: EventEnvelope): string {
-  const json = eventJson(envelope)
+  const json = eventJson.get(envelope)
   if (json !== undefined) {
     const rest = `{"type":${JSON.stringify(envelope.type)}`.length
     return json.length === rest + 1 ? '{}' : `{${json.slice(rest + 1)}`
@@ -42,7 +35,7 @@ export function envelopeDataJson(envelope: EventEnvelope): string {
 
 /** JSON.stringify(envelope), the same string, cut from the remembered event JSON when there is one. */
 export function envelopeJson(envelope: EventEnvelope): string {
-  const json = eventJson(envelope)
+  const json = eventJson.get(envelope)
   if (json === undefined) return JSON.stringify(envelope)
   return `${json.slice(0, -1)},"v":${envelope.v},"runId":${JSON.stringify(envelope.runId)},"seq":${envelope.seq},"ts":${JSON.stringify(envelope.ts)}}`
 }

@@ -7,6 +7,7 @@ import { ServerResponse } from 'node:http'
 import type { Context } from 'hono'
 import { AppError } from '../core/errors.js'
 import { envelopeJson } from '../core/envelope-json.js'
+import { hiddenSlot } from '../core/hidden-slot.js'
 import type { EventEnvelope } from '../core/events.js'
 import type { EventPosition, Subscription } from '../runs/event-bus.js'
 import { eventSent } from '../runs/event-timing.js'
@@ -45,7 +46,7 @@ const encoder = new TextEncoder()
  * Each envelope's bytes as last encoded. The bus hands the same (stored, never changed) envelope object to
  * every subscriber, so a batch fanned out to many clients is serialised and encoded once, not per client.
  */
-const encodedEvents = new WeakMap<EventEnvelope, { id: string; named: boolean; bytes: Uint8Array }>()
+const encodedEvents = hiddenSlot<{ id: string; named: boolean; bytes: Uint8Array }>('sseEncoded')
 
 /** formatSseEvent as bytes, shared by every stream that sends this envelope with this id and form. */
 export function sseEventBytes(envelope: EventEnvelope, id: string, named = false): Uint8Array {
