@@ -1,7 +1,7 @@
 // The pace of SQLite commits of run events: while batches keep coming, those of several turns share one
 // commit (a commit costs far more than a row); after a quiet spell a batch commits at once; a pile of
-// waiting rows, the last batch of a stream, or a store closing, commits without waiting for the slot; after a burst the slots are
-// further apart. A long batch goes in chunks of rows per statement: every row lands with its own fields,
+// waiting rows, the last batch of a stream, or a store closing, commits without waiting for the slot;
+// after a burst the slots are further apart. A long batch goes in chunks of rows per statement: every row lands with its own fields,
 // and a batch that fails in any chunk fails whole, without the others of its commit.
 import type SqliteDatabase from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'

@@ -177,14 +177,24 @@ export function createSqliteRunEventsAppender(
       if (draining === started) draining = undefined
     }))
   }
+  // Twenty runs ending on one turn ask for twenty drains at once: one, queued, takes them all.
+  let drainQueued = false
+  const drainNow = () => {
+    if (drainQueued) return
+    drainQueued = true
+    queueMicrotask(() => {
+      drainQueued = false
+      drainSoon()
+    })
+  }
   const append = ((envelopes, data, options) =>
     new Promise<void>((resolve, reject) => {
       pending.push({ envelopes, data, resolve, reject })
       pendingRows += envelopes.length
-      if (pendingRows >= maxWaitingRows || options?.now) return void queueMicrotask(drainSoon)
+      if (pendingRows >= maxWaitingRows || options?.now) return drainNow()
       if (pending.length > 1) return
       const wait = lastCommitAt + interval - performance.now()
-      if (wait <= 0) queueMicrotask(drainSoon)
+      if (wait <= 0) drainNow()
       else timer = setTimeout(drainSoon, wait)
     })) as SqliteRunEventsAppender
   append.commitWaiting = async () => {
