@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import net from 'node:net'
 import { Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
@@ -94,6 +95,41 @@ describe('listen', () => {
       })
     }
 
+    // A client that asked for the connection to close after its request (Node's \`agent: false\` sends
+    // Connection: close) may still be writing its body when the answer comes. Closing then, with bytes
+    // unread, resets the connection: a client busy writing gets EPIPE, and under load can lose the answer.
+    // The daemon half-closes after the answer and reads the rest first (RFC 9112, 9.6).
+    for (const target of ['/api/guarded', '/proxy/anthropic/v1/messages'])
+      it(`reaches a client that asked to close the connection, and closes once the body is read: ${target}`, async () => {
+        const proxy = async (_req: IncomingMessage, res: ServerResponse) => {
+          res.writeHead(413, { connection: 'close', 'content-length': 9 }).end('too large')
+        }
+        const server = await listen(app, { host: '127.0.0.1', port: 0, proxy })
+        // Half-open, as a client writing a big body is: the daemon's FIN does not stop it sending.
+        const client = rawClient(server.port, { allowHalfOpen: true })
+        try {
+          await client.connected
+          const piece = Buffer.alloc(64 * 1024, 'x')
+          const pieces = 20
+          const closed = new Promise<void>((resolve) => client.socket.once('close', () => resolve()))
+          client.socket.write(
+            `POST ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n` +
+              `Content-Length: ${piece.length * pieces}\r\n\r\n`,
+          )
+          for (let sent = 0; sent < pieces; sent++) {
+            client.socket.write(piece)
+            await new Promise((resolve) => setTimeout(resolve, 30))
+          }
+          client.socket.end()
+          await closed
+          expect(client.received()).toMatch(/^HTTP\/1\.1 413 [^]*\r\nconnection: close\r\n[^]*too large$/i)
+          expect(client.errors).toEqual([])
+        } finally {
+          client.socket.destroy()
+          await server.close()
+        }
+      })
+
     // An unauthenticated client cannot make the daemon read without end: past 64 MiB it is cut off.
     it('stops reading a body it answered once 64 MiB of it were dropped', async () => {
       const server = await listen(app, { host: '127.0.0.1', port: 0 })
@@ -133,8 +169,8 @@ describe('listen', () => {
   })
 })
 
-function rawClient(port: number) {
-  const socket = net.connect(port, '127.0.0.1')
+function rawClient(port: number, options: { allowHalfOpen?: boolean } = {}) {
+  const socket = net.connect({ port, host: '127.0.0.1', ...options })
   const errors: string[] = []
   let received = ''
   const listeners = new Set<() => void>()
@@ -146,6 +182,7 @@ function rawClient(port: number) {
   return {
     socket,
     errors,
+    received: () => received,
     connected: new Promise<void>((resolve) => socket.once('connect', resolve)),
     waitFor: (pattern: RegExp) =>
       new Promise<void>((resolve, reject) => {

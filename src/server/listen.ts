@@ -40,19 +40,30 @@ const LINGER_MS = 30_000
 const LINGER_BYTES = 64 * 1024 * 1024
 
 /**
- * The app may answer before it has read the body: 401 before a route reads it, 413 over the limit, 415.
- * The client is still sending, so the rest is read and dropped: closing with bytes unread would reset the
- * connection, and a client still writing would get EPIPE instead of the answer it was sent (nginx's
+ * The app or the proxy may answer before it has read the body: 401 before a route reads it, 413 over the
+ * limit, 415. The client is still sending, so the rest is read and dropped: closing with bytes unread would
+ * reset the connection, and a client still writing would get EPIPE instead of the answer it was sent (nginx's
  * lingering close). A body read to its end leaves the connection fit for the next request. One still coming
  * after LINGER_MS or LINGER_BYTES is cut off, its answer long delivered.
  */
 function readRestAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
-  res.once('finish', () => {
+  // Ahead of Node's own 'finish' handler, which closes at once a connection the client asked to close.
+  res.prependOnceListener('finish', () => {
     if (req.complete || req.destroyed) return
+    const socket = req.socket
     let dropped = 0
+    let closeAsked = false
+    // Node closes a connection that ends with this answer (Connection: close) as soon as the answer is
+    // written: with the body still coming, a reset. Send our FIN, and close once the body is read (RFC 9112,
+    // 9.6).
+    const destroySoon = socket.destroySoon
+    socket.destroySoon = () => {
+      closeAsked = true
+      socket.end()
+    }
     const cutOff = () => {
       stop()
-      req.socket.destroySoon()
+      socket.destroySoon()
     }
     const timer = setTimeout(cutOff, LINGER_MS)
     timer.unref()
@@ -63,6 +74,9 @@ function readRestAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
     const stop = () => {
       clearTimeout(timer)
       req.off('data', onData)
+      if (socket.destroySoon === destroySoon) return
+      socket.destroySoon = destroySoon
+      if (closeAsked) socket.destroySoon()
     }
     // Whatever was reading the body (the app's request stream) no longer wants it.
     req.removeAllListeners('data')
@@ -91,9 +105,9 @@ export function listen(
   const appListener = app && getRequestListener(app.fetch, { autoCleanupIncoming: false })
   const proxy = options.proxy
   const server = createServer((req, res) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') readRestAfterAnswer(req, res)
     if (proxy && isProxyPath(req.url)) void proxy(req, res)
     else if (appListener) {
-      if (req.method !== 'GET' && req.method !== 'HEAD') readRestAfterAnswer(req, res)
       void appListener(req, res)
     } else {
       const notFound = new AppError('not_found', `no route ${req.method} ${req.url?.split('?')[0]}`)
