@@ -97,7 +97,7 @@ async function startPortkey(upstreamUrl) {
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 })
 
 /** One request; resolves with [ms to the first body byte, ms to the end]. */
-function timedRequest(url, headers, body) {
+function timedRequest(url, headers, body, retried = false) {
   return new Promise((resolve, reject) => {
     const started = performance.now()
     const request = http.request(url, { method: 'POST', headers, agent }, (response) => {
@@ -108,7 +108,14 @@ function timedRequest(url, headers, body) {
         else resolve([first ?? 0, performance.now() - started])
       })
     })
-    request.once('error', reject)
+    request.once('error', (error) => {
+      // A kept-alive connection the server closed as it idled (the targets take turns, so one idles for
+      // seconds), reused before its close arrived: the client's race, not the server's failure. Sent again
+      // once on a new connection, as Node's documentation advises (request.reusedSocket).
+      if (!retried && request.reusedSocket && error.code === 'ECONNRESET')
+        timedRequest(url, headers, body, true).then(resolve, reject)
+      else reject(error)
+    })
     request.end(body)
   })
 }
