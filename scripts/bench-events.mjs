@@ -10,7 +10,8 @@
 //   by a first pass of 20 runs; with the daemon's CPU per event and how busy the machine was; with --stages, also
 //   the time of each stage: agent → daemon (the pipe, and the daemon's loop getting to the line), to the
 //   store (parse, and the wait for the run's previous batch), store (its commit), to the socket (bus and
-//   SSE), socket → client.
+//   SSE), socket → client;
+// - the store's own floor: one commit at a time with nothing else running (bench-store-floor.mjs).
 import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -18,6 +19,7 @@ import path from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { pathToFileURL } from 'node:url'
 import { STAMP } from './bench-event-stages.mjs'
+import { formatStoreFloor, storeFloor } from './bench-store-floor.mjs'
 import { cpuTimes } from './bench-proxy.mjs'
 import {
   DATABASE_URL,
@@ -340,6 +342,7 @@ export async function benchEvents(root, { streamOnly = false, only, stages = fal
     try {
       engines[engine] = {
         persist: streamOnly ? [] : await benchPersist(root, engine),
+        floor: await storeFloor(root, engine),
         stream: await streamLatency(root, engine, { stages }),
       }
     } catch (error) {
@@ -367,6 +370,7 @@ export function printEventBench(engines) {
         `  ${engine}, ${adapterId} stream (${lines} lines): parse ${rate(parsePerSecond)} [${rate(parsePerCpuSecond)}] events/s; parse + persist, 1 run ${rate(one.perSecond)} [${rate(one.perCpuSecond)}] events/s, ${CONCURRENT_RUNS} runs ${rate(many.perSecond)} [${rate(many.perCpuSecond)}] events/s (${one.events} events stored as ${one.stored} after coalescing)`,
       )
     }
+    console.log(`  ${engine}, the store's own floor on this machine: ${formatStoreFloor(result.floor)}`)
     for (const [label, stream] of [
       ['1 run', result.stream.one],
       [`${CONCURRENT_RUNS} runs`, result.stream.many],

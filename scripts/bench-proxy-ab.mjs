@@ -9,7 +9,7 @@
 // the spread of the per-round ratios. Numbers only, no assertion.
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { inTurns, load, requestBody, startChild, stop, sumSlices } from './bench-proxy.mjs'
+import { inTurns, load, requestBody, startChild, stop, sumSlices, targetNodeFlags } from './bench-proxy.mjs'
 import { percentile } from './bench-support.mjs'
 
 const { values, positionals } = parseArgs({
@@ -50,7 +50,12 @@ try {
   for (const role of roles)
     for (const [index, root] of trees.entries()) {
       if (index > 0 && role === 'minimal') continue
-      const server = await startChild(process.execPath, [serversOf(root), role, upstream.url])
+      const server = await startChild(process.execPath, [
+        ...targetNodeFlags(role),
+        serversOf(root),
+        role,
+        upstream.url,
+      ])
       const name = index === 0 ? role : `${role}@${values.against}`
       started.push({ ...server, target: [name, { url: `${server.url}/v1/messages`, pid: server.child.pid }] })
     }

@@ -29,6 +29,15 @@ export function startChild(command, args, options = {}) {
   })
 }
 
+/**
+ * The Node flags a Hangar target starts with: BENCH_PROXY_NODE_FLAGS (e.g. "--cpu-prof
+ * --cpu-prof-dir=/tmp/prof") profiles the proxy under load, as BENCH_DAEMON_NODE_FLAGS does the daemon.
+ */
+export function targetNodeFlags(role) {
+  if (!role.startsWith('hangar')) return []
+  return (process.env.BENCH_PROXY_NODE_FLAGS ?? '').split(' ').filter(Boolean)
+}
+
 export function stop(child) {
   const exited = new Promise((resolve) => child.once('exit', resolve))
   child.kill('SIGTERM')
@@ -255,8 +264,18 @@ export async function benchProxy({ samples = 2000, seconds = 10 } = {}) {
   const servers = path.join(here, 'bench-proxy-servers.mjs')
   const upstream = await startChild(process.execPath, [servers, 'upstream'])
   const minimal = await startChild(process.execPath, [servers, 'minimal', upstream.url])
-  const hangar = await startChild(process.execPath, [servers, 'hangar', upstream.url])
-  const hangarPg = await startChild(process.execPath, [servers, 'hangar-pg', upstream.url])
+  const hangar = await startChild(process.execPath, [
+    ...targetNodeFlags('hangar'),
+    servers,
+    'hangar',
+    upstream.url,
+  ])
+  const hangarPg = await startChild(process.execPath, [
+    ...targetNodeFlags('hangar-pg'),
+    servers,
+    'hangar-pg',
+    upstream.url,
+  ])
   const portkey = await startPortkey(upstream.url)
   const targets = [
     ['direct', { url: `${upstream.url}/v1/messages` }],
