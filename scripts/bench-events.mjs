@@ -28,6 +28,7 @@ import {
   machineSpeed,
   machineCpuSince,
   machineTicks,
+  nodeFlagsFrom,
   percentile,
 } from './bench-support.mjs'
 
@@ -167,7 +168,7 @@ export async function benchPersist(root, engine) {
 function startDaemon(bin, dataDir, env, cwd, extraFlags = []) {
   return new Promise((resolve, reject) => {
     // BENCH_DAEMON_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"): profile the daemon under load.
-    const flags = [...(process.env.BENCH_DAEMON_NODE_FLAGS ?? '').split(' ').filter(Boolean), ...extraFlags]
+    const flags = [...nodeFlagsFrom('BENCH_DAEMON_NODE_FLAGS'), ...extraFlags]
     const child = spawn(process.execPath, [...flags, bin, 'up', '--port', '0', '--data-dir', dataDir], {
       env: { ...env, HANGAR_LOG_LEVEL: 'warn' },
       cwd,

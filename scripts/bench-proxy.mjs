@@ -10,7 +10,7 @@ import { createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { CLOCK_TICKS, machineCpuSince, machineTicks, percentile } from './bench-support.mjs'
+import { CLOCK_TICKS, machineCpuSince, machineTicks, nodeFlagsFrom, percentile } from './bench-support.mjs'
 
 const here = path.dirname(new URL(import.meta.url).pathname)
 const PORTKEY_DIR = path.join(os.homedir(), '.cache', 'hangar', 'portkey-1.15.2')
@@ -35,7 +35,7 @@ export function startChild(command, args, options = {}) {
  */
 export function targetNodeFlags(role) {
   if (!role.startsWith('hangar')) return []
-  return (process.env.BENCH_PROXY_NODE_FLAGS ?? '').split(' ').filter(Boolean)
+  return nodeFlagsFrom('BENCH_PROXY_NODE_FLAGS')
 }
 
 export function stop(child) {
@@ -263,19 +263,11 @@ export async function inTurns(targets, rounds, measure) {
 export async function benchProxy({ samples = 2000, seconds = 10 } = {}) {
   const servers = path.join(here, 'bench-proxy-servers.mjs')
   const upstream = await startChild(process.execPath, [servers, 'upstream'])
-  const minimal = await startChild(process.execPath, [servers, 'minimal', upstream.url])
-  const hangar = await startChild(process.execPath, [
-    ...targetNodeFlags('hangar'),
-    servers,
-    'hangar',
-    upstream.url,
-  ])
-  const hangarPg = await startChild(process.execPath, [
-    ...targetNodeFlags('hangar-pg'),
-    servers,
-    'hangar-pg',
-    upstream.url,
-  ])
+  const startTarget = (role) =>
+    startChild(process.execPath, [...targetNodeFlags(role), servers, role, upstream.url])
+  const minimal = await startTarget('minimal')
+  const hangar = await startTarget('hangar')
+  const hangarPg = await startTarget('hangar-pg')
   const portkey = await startPortkey(upstream.url)
   const targets = [
     ['direct', { url: `${upstream.url}/v1/messages` }],

@@ -9,6 +9,11 @@ export const CLOCK_TICKS = 100
 export const DATABASE_URL =
   process.env.HANGAR_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
+/** The Node flags in the environment variable `name` (space-separated): what a bench starts a target with. */
+export function nodeFlagsFrom(name) {
+  return (process.env[name] ?? '').split(' ').filter(Boolean)
+}
+
 export function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
