@@ -57,6 +57,7 @@ export function useRealCli(cliCase: RealCliCase, scratchName: string): RealCliHa
   let store: Store
   let owner: User
   let executable: ResolvedExecutable
+  let runs: ReturnType<typeof createRunService>
   const supervisor = createSupervisor()
 
   beforeAll(async () => {
@@ -68,6 +69,12 @@ export function useRealCli(cliCase: RealCliCase, scratchName: string): RealCliHa
     await mkdir(path.join(home, 'tmp'), { recursive: true })
     store = await openStore({ dataDir: path.join(root, 'data') })
     owner = await store.users.create({ name: 'owner', role: 'owner' })
+    // One run service for the suite's runs, as the daemon has one for all of its.
+    runs = createRunService({
+      store,
+      redactor: createRedactor(),
+      owner: { node: 'test', pid: process.pid, bootId: 'boot' },
+    })
   }, 180_000)
 
   afterAll(async () => {
@@ -86,11 +93,6 @@ export function useRealCli(cliCase: RealCliCase, scratchName: string): RealCliHa
   }
 
   async function run(cwd: string, prompt: string, options: RealCliRunOptions = {}): Promise<RealCliOutcome> {
-    const runs = createRunService({
-      store,
-      redactor: createRedactor(),
-      owner: { node: 'test', pid: process.pid, bootId: 'boot' },
-    })
     const active = await runs.start(owner.id, {
       agent: cliCase.adapter.id,
       adapter: cliCase.adapter.id,
