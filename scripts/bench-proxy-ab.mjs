@@ -2,14 +2,27 @@
 // The proxy's throughput and CPU per request, side by side in turns, for telling whether a change helps on a
 // shared machine: there the ratio to the minimal pass-through has swung 0.69–0.83× between runs minutes
 // apart, while two builds of Hangar loaded in the same turns move together.
-//   npm run build && node scripts/bench-proxy-ab.mjs [--against <dir>] [--rounds N] [--slice seconds] [role ...]
+//   npm run build && node scripts/bench-proxy-ab.mjs [--against <dir>] [--rounds N] [--slice seconds] [--latency N] [role ...]
 // Roles: minimal, hangar, hangar-pg (default: minimal hangar). --against <dir>: each Hangar role runs from
 // that checkout's build as well (say a `git worktree` of the commit before, built), named `<role>@<dir>`.
 // Prints req/s, CPU µs per request (and the kernel's part) and each target's ratio to the first, with
-// the spread of the per-round ratios. Numbers only, no assertion.
+// the spread of the per-round ratios. --latency N: instead of load, N requests of 1 KB to each target one at a
+// time, a request to each in turn (the direct call to the mock among them), and the latency each adds over
+// the direct call, p50 and p99, with its ratio to the first target's: the bench's 1 KB figures, A/B.
+// Numbers only, no assertion.
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { inTurns, load, requestBody, startChild, stop, sumSlices, targetNodeFlags } from './bench-proxy.mjs'
+import {
+  clientHeaders,
+  inTurns,
+  load,
+  requestBody,
+  startChild,
+  stop,
+  sumSlices,
+  targetNodeFlags,
+  timedRequest,
+} from './bench-proxy.mjs'
 import { percentile } from './bench-support.mjs'
 
 const { values, positionals } = parseArgs({
@@ -18,6 +31,7 @@ const { values, positionals } = parseArgs({
     against: { type: 'string' },
     rounds: { type: 'string', default: '10' },
     slice: { type: 'string', default: '1.5' },
+    latency: { type: 'string' },
   },
 })
 const ROLES = ['minimal', 'hangar', 'hangar-pg']
@@ -29,8 +43,14 @@ if (unknown) {
 }
 const rounds = Number(values.rounds)
 const slice = Number(values.slice)
-if (!(Number.isInteger(rounds) && rounds >= 1 && slice > 0)) {
-  console.error('--rounds takes a whole number of at least 1, --slice a number of seconds above 0')
+const latencyCount = values.latency === undefined ? undefined : Number(values.latency)
+if (
+  !(Number.isInteger(rounds) && rounds >= 1 && slice > 0) ||
+  (latencyCount !== undefined && !(Number.isInteger(latencyCount) && latencyCount >= 100))
+) {
+  console.error(
+    '--rounds takes a whole number of at least 1, --slice a number of seconds above 0, --latency a whole number of requests of at least 100',
+  )
   process.exit(2)
 }
 
@@ -61,6 +81,37 @@ try {
     }
   const targets = started.map((server) => server.target)
   const body = requestBody(1024, false)
+  if (latencyCount !== undefined) await compareLatencies(targets, body, latencyCount)
+  else await compareLoads(targets, body)
+} finally {
+  for (const server of [...started, upstream]) await stop(server.child)
+}
+
+/**
+ * `count` requests to each target and to the mock directly, one at a time, a request to each in turn, after a
+ * warm-up; then the latency each target adds over the direct call (p50, p99) and its ratio to the first's.
+ */
+async function compareLatencies(targets, body, count) {
+  const all = [['direct', { url: `${upstream.url}/v1/messages` }], ...targets]
+  const once = async (target) => (await timedRequest(target.url, clientHeaders(target), body))[1]
+  await inTurns(all, 500, once)
+  const samples = await inTurns(all, count, once)
+  const failed = [...samples].find(([, result]) => !Array.isArray(result))
+  if (failed) throw new Error(`${failed[0]} failed: ${failed[1].error}`)
+  const added = (name, p) => percentile(samples.get(name), p) - percentile(samples.get('direct'), p)
+  const [first] = targets[0]
+  console.log(
+    `direct                       p50 ${percentile(samples.get('direct'), 50).toFixed(3)} ms  p99 ${percentile(samples.get('direct'), 99).toFixed(3)} ms  (n=${count})`,
+  )
+  for (const [name] of targets)
+    console.log(
+      `${name.padEnd(28)} added p50 +${added(name, 50).toFixed(3)} ms (${(added(name, 50) / added(first, 50)).toFixed(2)}× ${first})  ` +
+        `p99 +${added(name, 99).toFixed(3)} ms (${(added(name, 99) / added(first, 99)).toFixed(2)}×)`,
+    )
+}
+
+/** Each target under load in turns; req/s and CPU per request, with each one's ratio to the first's. */
+async function compareLoads(targets, body) {
   // Warm (JIT, statements, feeds) before anything counts, as in the bench.
   await inTurns(targets, 1, (target) => load(target, body, 3, 16))
   const results = await inTurns(targets, rounds, async (target) => {
@@ -88,6 +139,4 @@ try {
         `÷ ${first}: throughput ${(perSecond / baseTotals.perSecond).toFixed(3)}× (rounds ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×, median ${percentile(ratios, 50).toFixed(2)}×)  CPU ${(cpuUs / baseTotals.cpuUs).toFixed(3)}×`,
     )
   }
-} finally {
-  for (const server of [...started, upstream]) await stop(server.child)
 }

@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { benchEvents, printEventBench } from './bench-events.mjs'
+import { issue19Goals, printGoals } from './bench-goals.mjs'
 import { benchProxy, printProxyBench } from './bench-proxy.mjs'
 import { benchCluster, printClusterBench } from './bench-cluster.mjs'
 import { benchWeb, printWebBench } from './bench-web.mjs'
@@ -174,3 +175,4 @@ printProxyBench(proxy)
 printWebBench(web, summary)
 printSandboxBench(sandbox)
 printClusterBench(cluster)
+printGoals(issue19Goals({ startup: { cold, rss }, events, proxy }))
