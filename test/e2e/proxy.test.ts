@@ -364,4 +364,62 @@ describe('LLM proxy', () => {
     expect(seen.body).toContain('--- BEGIN FEED: summary')
     expect(Number(seen.headers['content-length'])).toBe(Buffer.byteLength(seen.body))
   })
+
+  // Most bodies come in the read that brought their headers and are taken whole (readBody). With
+  // `Expect: 100-continue` the client sends its body only once the proxy has the headers: it arrives later,
+  // and is read as it comes, with or without a Content-Length.
+  it('reads a body that comes after its headers, framed by length or chunked', async () => {
+    const body = JSON.stringify(messages('Review this, later.'))
+    for (const framing of ['length', 'chunked'] as const) {
+      mock.enqueue(reply().text(`read by ${framing}`))
+      const response = await new Promise<IncomingMessage>((resolve, reject) => {
+        const req = httpRequest(`${endpoints.anthropic}/v1/messages`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            expect: '100-continue',
+            ...(framing === 'length' && { 'content-length': String(Buffer.byteLength(body)) }),
+          },
+        })
+        req.once('response', resolve)
+        req.once('error', reject)
+        req.once('continue', () => {
+          req.write(body.slice(0, 40))
+          req.end(body.slice(40))
+        })
+        req.flushHeaders()
+      })
+      const chunks: Buffer[] = []
+      for await (const chunk of response) chunks.push(chunk as Buffer)
+      expect(response.statusCode).toBe(200)
+      expect(Buffer.concat(chunks).toString('utf8')).toContain(`read by ${framing}`)
+    }
+    expect(mock.requests).toHaveLength(2)
+    for (const request of mock.requests) {
+      const sent = request.body as { messages: { role: string; content: unknown }[] }
+      expect(sent.messages[0]!.content).toBe('Review this, later.')
+      // The feed went in after the client's turn, as for a body that came whole.
+      expect(sent.messages).toHaveLength(2)
+    }
+  })
+
+  it('answers a chunked body over the limit, which declares no length, with a JSON 413', async () => {
+    const huge = JSON.stringify(messages('x'.repeat(1024 * 1024 + 10)))
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = httpRequest(`${endpoints.anthropic}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      })
+      req.once('response', resolve)
+      req.once('error', reject)
+      req.end(huge)
+    })
+    const chunks: Buffer[] = []
+    for await (const chunk of response) chunks.push(chunk as Buffer)
+    expect(response.statusCode).toBe(413)
+    expect(JSON.parse(Buffer.concat(chunks).toString('utf8'))).toMatchObject({
+      error: { type: 'request_too_large' },
+    })
+    expect(mock.requests).toHaveLength(0)
+  })
 })
