@@ -11,6 +11,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { CLOCK_TICKS, machineCpuSince, machineTicks, nodeFlagsFrom, percentile } from './bench-support.mjs'
+import { seededRandom } from './seeded-random.mjs'
 
 const here = path.dirname(new URL(import.meta.url).pathname)
 const PORTKEY_DIR = path.join(os.homedir(), '.cache', 'hangar', 'portkey-1.15.2')
@@ -240,18 +241,24 @@ function loadFigures(slices, seconds) {
 /**
  * Runs `measure(target, slice)` for every target in turns — a slice each, `rounds` times — so that
  * whatever else the machine does in the meantime falls on every target alike, and the ratios between
- * them hold. Each round starts one target further on, so every target takes every place in the turn
- * alike: a request's latency depends on which process ran just before it (two builds of the same code, one
- * right after the minimal pass-through and one after it, differed by 3-45 µs at p50, always in favour of the
- * first). A target that fails a measurement is reported (Portkey 1.15.2 answers streams with 500 on Node 20),
- * not fatal, and left out of the later rounds.
+ * them hold. Each round takes the targets in a new order (shuffled, from a fixed seed), so every target
+ * follows every other alike: a request's latency depends on which process ran just before it (two builds of
+ * the same code, one always right after the minimal pass-through and one always after the other, differed by
+ * 3-45 µs of added 1 KB p50, always in favour of the first). A target that fails a measurement is reported
+ * (Portkey 1.15.2 answers streams with 500 on Node 20), not fatal, and left out of the later rounds.
  */
 export async function inTurns(targets, rounds, measure) {
   const slices = new Map(targets.map(([name]) => [name, []]))
   const failed = new Map()
+  const random = seededRandom(19)
+  const order = [...targets]
   for (let round = 0; round < rounds; round++) {
-    const from = round % targets.length
-    for (const [name, target] of [...targets.slice(from), ...targets.slice(0, from)]) {
+    // Fisher-Yates.
+    for (let index = order.length - 1; index > 0; index--) {
+      const other = Math.floor(random() * (index + 1))
+      ;[order[index], order[other]] = [order[other], order[index]]
+    }
+    for (const [name, target] of order) {
       if (failed.has(name)) continue
       try {
         slices.get(name).push(await measure(target, round))
