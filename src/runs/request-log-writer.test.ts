@@ -225,6 +225,38 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
     }
   })
 
+  it('stores the batch as a request ends once its oldest row has waited most of the interval', async () => {
+    let clock = 0
+    // An interval no test waits out: only a row's arrival, or flush(), stores.
+    writer = createRequestLogWriter({
+      store: testStore.store,
+      log: silentLogger,
+      flushMs: 600_000,
+      now: () => clock,
+    })
+    const batches = vi.spyOn(testStore.store.proxyRequestLog, 'recordMany')
+    writer.add(userId, row())
+    clock = 300_000
+    writer.add(userId, row())
+    await Promise.resolve()
+    expect(batches).not.toHaveBeenCalled()
+    // 80 % of the interval after the first: this one's request ends, and the three go together.
+    clock = 480_000
+    writer.add(userId, row())
+    const deadline = Date.now() + 30_000
+    while ((await stored()) < 3) {
+      if (Date.now() > deadline) throw new Error('the batch was never stored')
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    expect(batches).toHaveBeenCalledTimes(1)
+    // The next row starts a new wait.
+    writer.add(userId, row())
+    clock = 500_000
+    writer.add(userId, row())
+    await Promise.resolve()
+    expect(writer.queued).toBe(2)
+  })
+
   it('loses nothing on a clean stop', async () => {
     writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 600_000 })
     for (let i = 0; i < 250; i++) writer.add(userId, row())

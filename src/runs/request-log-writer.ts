@@ -1,12 +1,20 @@
 // The proxy's request log, written behind: a proxied request queues its row and goes on; the queue is
-// stored every `flushMs` (default 25 ms) in one transaction, and at once by flush() — before anything
+// stored within `flushMs` (default 25 ms) in one transaction, and at once by flush() — before anything
 // reads the log back to decide (a run's totals at its end, a budget's re-seed) — and by close(), on a
 // clean stop. A crash loses at most the rows of the last interval (and their cost, for budgets).
+//
+// A row is queued as its request ends, its answer already written. So once the oldest row has waited most of
+// the interval, the batch is stored right then, rather than when the timer fires: a timer fires in the middle
+// of some other request as often as not, and on SQLite the write holds the daemon's thread meanwhile. That
+// write was the largest part of the proxy's 1 KB p99 (+1.08 ms against +0.69 ms with the log's writes held
+// off, in 20,000 sequential requests). The timer stays, the bound when no request ends to store the batch.
 import type { Logger } from '../core/logger.js'
 import type { NewProxyRequest } from '../store/repositories/proxy-requests-repository.js'
 import type { Store } from '../store/store.js'
 
 export const REQUEST_LOG_FLUSH_MS = 25
+/** The share of the interval after which a request that ends stores the batch. */
+const STORE_ON_REQUEST_END_AFTER = 0.8
 
 export interface RequestLogWriter {
   /** Queues a row; stored within the flush interval. */
@@ -23,10 +31,15 @@ export function createRequestLogWriter(options: {
   store: Store
   log: Logger
   flushMs?: number
+  /** Milliseconds on a monotonic clock (tests). */
+  now?: () => number
 }): RequestLogWriter {
   const { store, log } = options
   const flushMs = options.flushMs ?? REQUEST_LOG_FLUSH_MS
+  const now = options.now ?? (() => performance.now())
   let queue: { userId: string; row: NewProxyRequest }[] = []
+  /** When the oldest queued row was queued. */
+  let oldestAt = 0
   let timer: NodeJS.Timeout | undefined
   let closed = false
   // One batch at a time, in order: a flush waits for the batches before it.
@@ -61,9 +74,12 @@ export function createRequestLogWriter(options: {
   return {
     add(userId, row) {
       queue.push({ userId, row })
-      if (closed) void flush()
+      if (closed) return void flush()
+      const at = now()
+      if (queue.length === 1) oldestAt = at
+      if (at - oldestAt >= flushMs * STORE_ON_REQUEST_END_AFTER) return void flush()
       // Unref'd: a pending batch never keeps the process alive; a clean stop flushes it through close().
-      else timer ??= setTimeout(() => void flush(), flushMs).unref()
+      timer ??= setTimeout(() => void flush(), flushMs).unref()
     },
     flush,
     async close() {
