@@ -257,6 +257,43 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
     expect(writer.queued).toBe(2)
   })
 
+  it('asks for one batch while one is being written, however many requests end meanwhile', async () => {
+    let clock = 0
+    writer = createRequestLogWriter({
+      store: testStore.store,
+      log: silentLogger,
+      flushMs: 600_000,
+      now: () => clock,
+    })
+    const recordMany = testStore.store.proxyRequestLog.recordMany.bind(testStore.store.proxyRequestLog)
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    // The first batch's write is held in flight, as a COPY's round trip holds it.
+    const batches = vi
+      .spyOn(testStore.store.proxyRequestLog, 'recordMany')
+      .mockImplementationOnce(async (rows) => {
+        await gate
+        return recordMany(rows)
+      })
+    writer.add(userId, row())
+    clock = 480_000
+    writer.add(userId, row())
+    // Requests end while that batch is written: their rows wait for their own interval.
+    for (let i = 0; i < 3; i++) {
+      clock += 10
+      writer.add(userId, row())
+    }
+    release()
+    const deadline = Date.now() + 30_000
+    while ((await stored()) < 2) {
+      if (Date.now() > deadline) throw new Error('the batch was never stored')
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(batches).toHaveBeenCalledTimes(1)
+    expect(writer.queued).toBe(3)
+  })
+
   it('loses nothing on a clean stop', async () => {
     writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 600_000 })
     for (let i = 0; i < 250; i++) writer.add(userId, row())

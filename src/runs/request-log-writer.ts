@@ -63,11 +63,11 @@ export function createRequestLogWriter(options: {
   function flush(): Promise<void> {
     clearTimeout(timer)
     timer = undefined
-    writing = writing.then(() => {
-      const batch = queue
-      queue = []
-      return write(batch)
-    })
+    // Taken now, not when the batch before it is written: rows queued while a write is in flight (a COPY's
+    // round trip on PostgreSQL) wait for their own interval instead of asking for a batch each.
+    const batch = queue
+    queue = []
+    writing = writing.then(() => write(batch))
     return writing
   }
 
