@@ -65,6 +65,12 @@ function rawRequest(
   })
 }
 
+async function bodyOf(response: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of response) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8')
+}
+
 function nextChunk(response: IncomingMessage): Promise<string> {
   return new Promise((resolve) => response.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8'))))
 }
@@ -365,9 +371,8 @@ describe('LLM proxy', () => {
     expect(Number(seen.headers['content-length'])).toBe(Buffer.byteLength(seen.body))
   })
 
-  // Most bodies come in the read that brought their headers and are taken whole (readBody). With
-  // `Expect: 100-continue` the client sends its body only once the proxy has the headers: it arrives later,
-  // and is read as it comes, with or without a Content-Length.
+  // With `Expect: 100-continue` the client sends its body only once the proxy has the headers: it arrives
+  // after them, in pieces, with or without a Content-Length.
   it('reads a body that comes after its headers, framed by length or chunked', async () => {
     const body = JSON.stringify(messages('Review this, later.'))
     for (const framing of ['length', 'chunked'] as const) {
@@ -389,10 +394,8 @@ describe('LLM proxy', () => {
         })
         req.flushHeaders()
       })
-      const chunks: Buffer[] = []
-      for await (const chunk of response) chunks.push(chunk as Buffer)
       expect(response.statusCode).toBe(200)
-      expect(Buffer.concat(chunks).toString('utf8')).toContain(`read by ${framing}`)
+      expect(await bodyOf(response)).toContain(`read by ${framing}`)
     }
     expect(mock.requests).toHaveLength(2)
     for (const request of mock.requests) {
@@ -405,19 +408,12 @@ describe('LLM proxy', () => {
 
   it('answers a chunked body over the limit, which declares no length, with a JSON 413', async () => {
     const huge = JSON.stringify(messages('x'.repeat(1024 * 1024 + 10)))
-    const response = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = httpRequest(`${endpoints.anthropic}/v1/messages`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
-      })
-      req.once('response', resolve)
-      req.once('error', reject)
-      req.end(huge)
+    const response = await rawRequest(`${endpoints.anthropic}/v1/messages`, {
+      headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      body: huge,
     })
-    const chunks: Buffer[] = []
-    for await (const chunk of response) chunks.push(chunk as Buffer)
     expect(response.statusCode).toBe(413)
-    expect(JSON.parse(Buffer.concat(chunks).toString('utf8'))).toMatchObject({
+    expect(JSON.parse(await bodyOf(response))).toMatchObject({
       error: { type: 'request_too_large' },
     })
     expect(mock.requests).toHaveLength(0)
