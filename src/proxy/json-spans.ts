@@ -103,14 +103,19 @@ export function applyEdits(raw: string, edits: readonly JsonEdit[]): string {
 export function applyEditsToBytes(raw: string, bytes: Buffer, edits: readonly JsonEdit[]): Buffer {
   if (edits.length === 0) return bytes
   if (bytes.length !== raw.length) return Buffer.from(applyEdits(raw, edits), 'utf8')
-  const parts: Buffer[] = []
+  // Sized first, then filled in place: one allocation, no intermediate buffers or views.
+  let size = bytes.length
+  for (const edit of edits) size += Buffer.byteLength(edit.text, 'utf8') - (edit.end - edit.start)
+  const out = Buffer.allocUnsafe(size)
   let at = 0
+  let written = 0
   for (const edit of edits) {
-    parts.push(bytes.subarray(at, edit.start), Buffer.from(edit.text, 'utf8'))
+    written += bytes.copy(out, written, at, edit.start)
+    written += out.write(edit.text, written, 'utf8')
     at = edit.end
   }
-  parts.push(bytes.subarray(at))
-  return Buffer.concat(parts)
+  bytes.copy(out, written, at)
+  return out
 }
 
 function keyMatches(raw: string, keyStart: number, keyEnd: number, key: string): boolean {

@@ -11,7 +11,7 @@ import type { Logger } from '../core/logger.js'
 import type { FeedCaps, FeedFetcher, InjectedFeedSummary, ResolvedFeed } from '../feeds/index.js'
 import { formatFeedBlocks } from '../feeds/index.js'
 import { codingsOf, decodeBody, DecodedBodyTooLarge } from './content-coding.js'
-import { familyOfPath, type ProxyFamily } from './families.js'
+import { familyOfPath, type ProxyFamily, type ProxyRoute } from './families.js'
 import { forwardUpstream, type Upstream, type UpstreamTimeouts } from './forward-upstream.js'
 import { feedsEdit } from './inject-feeds.js'
 import { applyEditsToBytes, type JsonEdit } from './json-spans.js'
@@ -144,6 +144,26 @@ function modelOf(family: ProxyFamily, parsed: unknown, path: string): string | u
  */
 const UNSAFE_PATH = /(^|\/)\.{1,2}(\/|$)|%2e|%2f|%5c|\\/i
 
+/**
+ * What a path is: its route, or 'unsafe' (UNSAFE_PATH). The same few paths come on every request
+ * (`/v1/messages`, …), so each is worked out once and remembered (short ones only, a bounded number).
+ */
+const knownPaths = new Map<string, Readonly<ProxyRoute> | 'unsafe'>()
+const MAX_KNOWN_PATHS = 1000
+const MAX_KNOWN_PATH_LENGTH = 256
+
+function routeOf(urlFamily: UrlFamily, rest: string): Readonly<ProxyRoute> | 'unsafe' {
+  const key = urlFamily + rest
+  let known = knownPaths.get(key)
+  if (known !== undefined) return known
+  known = UNSAFE_PATH.test(rest) ? 'unsafe' : Object.freeze(familyOfPath(urlFamily, rest))
+  if (rest.length <= MAX_KNOWN_PATH_LENGTH) {
+    if (knownPaths.size >= MAX_KNOWN_PATHS) knownPaths.clear()
+    knownPaths.set(key, known)
+  }
+  return known
+}
+
 export function createProxyHandler(deps: ProxyDeps) {
   const log = deps.log.child({ component: 'proxy' })
 
@@ -170,7 +190,8 @@ export function createProxyHandler(deps: ProxyDeps) {
       )
       return
     }
-    if (UNSAFE_PATH.test(rest)) {
+    const known = routeOf(urlFamily, rest)
+    if (known === 'unsafe') {
       sendError(
         res,
         urlFamily,
@@ -189,6 +210,7 @@ export function createProxyHandler(deps: ProxyDeps) {
       sendError(res, urlFamily, 'loop_detected', message)
       return
     }
+    const route = known
     let session: ProxySession | undefined
     try {
       const found = deps.authenticate(token)
@@ -208,7 +230,6 @@ export function createProxyHandler(deps: ProxyDeps) {
     // Open until the response's last byte or a dropped connection: while it is, the run is not idle.
     const requestEnded = deps.requestStarted?.(session)
     if (requestEnded) res.once('close', requestEnded)
-    const route = familyOfPath(urlFamily, rest)
     const method = req.method ?? 'GET'
     const outcome: ProxiedRequest = {
       family: route.family,
@@ -340,7 +361,9 @@ export function createProxyHandler(deps: ProxyDeps) {
         query,
         headers: req.headers,
         bodyDecoded,
-        extraHeaders: { [HOP_HEADER]: [...hops, deps.instanceId].join(', ') },
+        extraHeaders: {
+          [HOP_HEADER]: hops.length === 0 ? deps.instanceId : `${hops.join(', ')}, ${deps.instanceId}`,
+        },
         body: payload,
         stream: outcome.stream,
         model: outcome.model,

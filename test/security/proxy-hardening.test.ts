@@ -248,9 +248,12 @@ describe('proxy hardening', () => {
 
   // Found while merging issue 17: `..` (plain or encoded) in a proxied path would climb above the path of
   // the operator's base URL with the operator's key. Sent raw: fetch would fold the segments itself.
+  // Each path is sent twice: the proxy remembers what a path is (proxy-handler's routeOf), and a path it
+  // refused once must be refused again from that memory.
   it('refuses dot segments, encoded dots and slashes in a proxied path, calling nothing', async () => {
     const prefix = new URL(endpoints.anthropic).pathname
-    for (const rest of ['/v1/../../admin', '/%2e%2e/%2e%2e/admin', '/v1/..%2f..%2fadmin', '/v1\\..\\admin']) {
+    const hostile = ['/v1/../../admin', '/%2e%2e/%2e%2e/admin', '/v1/..%2f..%2fadmin', '/v1\\..\\admin']
+    for (const rest of [...hostile, ...hostile]) {
       const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
         const outgoing = httpRequest(
           {
