@@ -374,10 +374,27 @@ describe('web UI: Web Push', () => {
       (key) => (globalThis as unknown as PageScope).__pushStubSeed(key),
       otherKey.getPublicKey().toString('base64url'),
     )
+    // The test before left this browser's channel: subscribing again replaces it with a new one (a new id).
+    const listChannels = async () =>
+      (await api<{ id: string }[]>('GET', '/api/notifications/channels')).json.map(({ id }) => id)
+    const earlier = await listChannels()
     await page.getByRole('button', { name: 'Notify this browser (Web Push)' }).click()
     await expect
       .poll(() => page.evaluate(() => (globalThis as unknown as PageScope).__pushStub))
       .toEqual({ subscribed: 1, unsubscribed: 1, userVisibleOnly: true, applicationServerKey: publicKey })
+    // Tested only once the new channel is the one listed: a click on the one it replaced would be a 404 (a
+    // loaded machine showed that race: the list counted one channel, the old one, before the new one came).
+    await expect
+      .poll(
+        async () => {
+          const ids = await listChannels()
+          return ids.length === 1 && !earlier.includes(ids[0]!)
+        },
+        { timeout: 30_000 },
+      )
+      .toBe(true)
+    await page.reload()
+    await page.getByRole('heading', { name: 'Notifications' }).waitFor()
     const channel = page.getByRole('list', { name: 'Channels' }).getByRole('listitem')
     await expect.poll(() => channel.count(), { timeout: 30_000 }).toBe(1)
     await channel.getByRole('button', { name: 'Test' }).click()
