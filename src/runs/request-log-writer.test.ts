@@ -23,6 +23,28 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
     })
   const stored = async () =>
     (await testStore.store.forUser(userId).proxyRequests.totalsForRun(runId)).requests
+  /** Waits until `count` rows of the run are stored (30 s at most). */
+  const storedReach = async (count: number, what: string) => {
+    const deadline = Date.now() + 30_000
+    while ((await stored()) < count) {
+      if (Date.now() > deadline) throw new Error(`${what} was never stored`)
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  }
+  /**
+   * A writer on a clock the test moves (`at(ms)`), with an interval no test waits out: only a row's arrival,
+   * or flush(), stores.
+   */
+  const clockedWriter = () => {
+    let clock = 0
+    writer = createRequestLogWriter({
+      store: testStore.store,
+      log: silentLogger,
+      flushMs: 600_000,
+      now: () => clock,
+    })
+    return { at: (ms: number) => (clock = ms), now: () => clock }
+  }
 
   beforeEach(async () => {
     testStore = await engine.open()
@@ -218,53 +240,32 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
   it('stores a queued row by itself within the flush interval', async () => {
     writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 20 })
     writer.add(userId, row())
-    const deadline = Date.now() + 30_000
-    while ((await stored()) < 1) {
-      if (Date.now() > deadline) throw new Error('the row was never stored')
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
+    await storedReach(1, 'the row')
   })
 
   it('stores the batch as a request ends once its oldest row has waited most of the interval', async () => {
-    let clock = 0
-    // An interval no test waits out: only a row's arrival, or flush(), stores.
-    writer = createRequestLogWriter({
-      store: testStore.store,
-      log: silentLogger,
-      flushMs: 600_000,
-      now: () => clock,
-    })
+    const clock = clockedWriter()
     const batches = vi.spyOn(testStore.store.proxyRequestLog, 'recordMany')
     writer.add(userId, row())
-    clock = 300_000
+    clock.at(300_000)
     writer.add(userId, row())
     await Promise.resolve()
     expect(batches).not.toHaveBeenCalled()
     // 80 % of the interval after the first: this one's request ends, and the three go together.
-    clock = 480_000
+    clock.at(480_000)
     writer.add(userId, row())
-    const deadline = Date.now() + 30_000
-    while ((await stored()) < 3) {
-      if (Date.now() > deadline) throw new Error('the batch was never stored')
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
+    await storedReach(3, 'the batch')
     expect(batches).toHaveBeenCalledTimes(1)
     // The next row starts a new wait.
     writer.add(userId, row())
-    clock = 500_000
+    clock.at(500_000)
     writer.add(userId, row())
     await Promise.resolve()
     expect(writer.queued).toBe(2)
   })
 
   it('asks for one batch while one is being written, however many requests end meanwhile', async () => {
-    let clock = 0
-    writer = createRequestLogWriter({
-      store: testStore.store,
-      log: silentLogger,
-      flushMs: 600_000,
-      now: () => clock,
-    })
+    const clock = clockedWriter()
     const recordMany = testStore.store.proxyRequestLog.recordMany.bind(testStore.store.proxyRequestLog)
     let release!: () => void
     const gate = new Promise<void>((resolve) => (release = resolve))
@@ -276,19 +277,15 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
         return recordMany(rows)
       })
     writer.add(userId, row())
-    clock = 480_000
+    clock.at(480_000)
     writer.add(userId, row())
     // Requests end while that batch is written: their rows wait for their own interval.
     for (let i = 0; i < 3; i++) {
-      clock += 10
+      clock.at(clock.now() + 10)
       writer.add(userId, row())
     }
     release()
-    const deadline = Date.now() + 30_000
-    while ((await stored()) < 2) {
-      if (Date.now() > deadline) throw new Error('the batch was never stored')
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
+    await storedReach(2, 'the batch')
     await new Promise((resolve) => setTimeout(resolve, 20))
     expect(batches).toHaveBeenCalledTimes(1)
     expect(writer.queued).toBe(3)
