@@ -103,9 +103,14 @@ describe('startSshd', () => {
     const own = await startSshd()
     const marker = `${30 + Math.random()}`
     const session = ssh(own, `sleep ${marker}`)
-    for (let tries = 0; tries < 100 && (await childrenOf(own.pid)).length === 0; tries += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+    // Stopped once the command runs, not as soon as sshd has a child: the session's shell is in the login
+    // user's rc files before that, and pyenv's rehash there (root's .bashrc on these machines) has a moment
+    // between taking its lock and setting the trap that removes it. A stop in that moment left the lock, and
+    // every later SSH session on the machine waited 60 s for it ('test sshd did not start' in five suites).
+    await vi.waitFor(async () => expect(await processesRunning(`sleep\0${marker}`)).not.toEqual([]), {
+      timeout: 20_000,
+      interval: 50,
+    })
     expect((await childrenOf(own.pid)).length).toBeGreaterThan(0)
     await own.stop()
     await own.stop()
