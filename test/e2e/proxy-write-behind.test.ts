@@ -1,6 +1,7 @@
 // The proxy's request log is written behind (src/runs/request-log-writer.ts): a clean stop of the runtime
 // stores every row still queued, on both engines. The flush interval is stretched past the test, so only
-// the stop can have written them.
+// the stop can have written them. A run ended, or a runtime stopped, the moment its answers arrive still
+// counts them: the proxy must have queued an answer's row before anything can act on the answer.
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -35,10 +36,8 @@ describe.each(['sqlite', 'postgres'] as const)('proxy request log on a clean sto
     if (root) await rm(root, { recursive: true, force: true })
   })
 
-  it('stores every queued row when the runtime stops', async () => {
-    const databaseUrl = engine === 'postgres' ? await freshPostgresUrl({ migrated: true }) : undefined
-    const dataDir = path.join(root, 'data')
-    const runtime = await createRuntime({
+  async function startRuntime(dataDir: string, databaseUrl: string | undefined) {
+    return createRuntime({
       dataDir,
       databaseUrl,
       config: parseConfig('agents:\n  reviewer: { adapter: claude-code }\n')!,
@@ -47,17 +46,19 @@ describe.each(['sqlite', 'postgres'] as const)('proxy request log on a clean sto
       logLevel: 'silent',
       requestLogFlushMs: 3_600_000,
     })
-    const proxy = await runtime.serveProxy()
+  }
+
+  /** A run of the runtime's owner, with its own proxy route, and `count` answers of it sent through it. */
+  async function runWithAnswers(runtime: Awaited<ReturnType<typeof createRuntime>>, count: number) {
     const ownerId = runtime.owner.id
     // A run's own proxy token, so its rows can be listed by run.
     const run = await runtime.store
       .forUser(ownerId)
       .runs.create({ agent: 'reviewer', adapter: 'claude-code', prompt: 'p', cwd: root })
     const route = await runtime.modelProxy.routeBuiltin(ownerId, run.id, 'reviewer', null)
-    for (let i = 0; i < REQUESTS; i++)
-      mock.enqueue(reply().text(`answer ${i}`).usage({ input: 10, output: 5 }))
+    for (let i = 0; i < count; i++) mock.enqueue(reply().text(`answer ${i}`).usage({ input: 10, output: 5 }))
     const responses = await Promise.all(
-      Array.from({ length: REQUESTS }, () =>
+      Array.from({ length: count }, () =>
         fetch(`${route!.baseUrlFor('anthropic')}/v1/messages`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-api-key': route!.apiKey },
@@ -69,7 +70,17 @@ describe.each(['sqlite', 'postgres'] as const)('proxy request log on a clean sto
         }).then(async (response) => ({ status: response.status, body: await response.text() })),
       ),
     )
-    expect(responses.map((response) => response.status)).toEqual(Array(REQUESTS).fill(200))
+    expect(responses.map((response) => response.status)).toEqual(Array(count).fill(200))
+    return run
+  }
+
+  it('stores every queued row when the runtime stops', async () => {
+    const databaseUrl = engine === 'postgres' ? await freshPostgresUrl({ migrated: true }) : undefined
+    const dataDir = path.join(root, 'data')
+    const runtime = await startRuntime(dataDir, databaseUrl)
+    const proxy = await runtime.serveProxy()
+    const ownerId = runtime.owner.id
+    const run = await runWithAnswers(runtime, REQUESTS)
     await waitFor(() => runtime.modelProxy.queuedRequests === REQUESTS, 'every request to be metered')
     await proxy.close()
     await runtime.close()
@@ -78,6 +89,31 @@ describe.each(['sqlite', 'postgres'] as const)('proxy request log on a clean sto
     try {
       const rows = await store.forUser(ownerId).proxyRequests.listForRun(run.id)
       expect(rows.map((row) => row.status)).toEqual(Array(REQUESTS).fill(200))
+    } finally {
+      await store.close()
+    }
+  })
+
+  it("counts a run's answers when the run ends, or the runtime stops, the moment they arrive", async () => {
+    const databaseUrl = engine === 'postgres' ? await freshPostgresUrl({ migrated: true }) : undefined
+    const dataDir = path.join(root, 'data-at-once')
+    const runtime = await startRuntime(dataDir, databaseUrl)
+    const proxy = await runtime.serveProxy()
+    const ownerId = runtime.owner.id
+    const ended = await runWithAnswers(runtime, 3)
+    // No wait for the rows to be queued: as the built-in agent's run ends on its last answer.
+    expect(await runtime.modelProxy.closeRun(ownerId, ended.id)).toMatchObject({
+      inputTokens: 30,
+      outputTokens: 15,
+    })
+    const stopped = await runWithAnswers(runtime, 2)
+    await proxy.close()
+    await runtime.close()
+
+    const store = await openStore({ dataDir, url: databaseUrl })
+    try {
+      const rows = await store.forUser(ownerId).proxyRequests.listForRun(stopped.id)
+      expect(rows.map((row) => row.status)).toEqual([200, 200])
     } finally {
       await store.close()
     }
