@@ -74,6 +74,21 @@ describe.each(['sqlite', 'postgres'] as const)('proxy request log on a clean sto
     return run
   }
 
+  /** The statuses of the run's rows in the store, read anew once the runtime has stopped. */
+  async function storedStatuses(
+    dataDir: string,
+    databaseUrl: string | undefined,
+    userId: string,
+    runId: string,
+  ) {
+    const store = await openStore({ dataDir, url: databaseUrl })
+    try {
+      return (await store.forUser(userId).proxyRequests.listForRun(runId)).map((row) => row.status)
+    } finally {
+      await store.close()
+    }
+  }
+
   it('stores every queued row when the runtime stops', async () => {
     const databaseUrl = engine === 'postgres' ? await freshPostgresUrl({ migrated: true }) : undefined
     const dataDir = path.join(root, 'data')
@@ -85,13 +100,7 @@ describe.each(['sqlite', 'postgres'] as const)('proxy request log on a clean sto
     await proxy.close()
     await runtime.close()
 
-    const store = await openStore({ dataDir, url: databaseUrl })
-    try {
-      const rows = await store.forUser(ownerId).proxyRequests.listForRun(run.id)
-      expect(rows.map((row) => row.status)).toEqual(Array(REQUESTS).fill(200))
-    } finally {
-      await store.close()
-    }
+    expect(await storedStatuses(dataDir, databaseUrl, ownerId, run.id)).toEqual(Array(REQUESTS).fill(200))
   })
 
   it("counts a run's answers when the run ends, or the runtime stops, the moment they arrive", async () => {
@@ -110,12 +119,6 @@ describe.each(['sqlite', 'postgres'] as const)('proxy request log on a clean sto
     await proxy.close()
     await runtime.close()
 
-    const store = await openStore({ dataDir, url: databaseUrl })
-    try {
-      const rows = await store.forUser(ownerId).proxyRequests.listForRun(stopped.id)
-      expect(rows.map((row) => row.status)).toEqual([200, 200])
-    } finally {
-      await store.close()
-    }
+    expect(await storedStatuses(dataDir, databaseUrl, ownerId, stopped.id)).toEqual([200, 200])
   })
 })
