@@ -131,7 +131,7 @@ describe('forwardUpstream', () => {
       const reply = await post(proxy.url)
       expect(reply.status).toBe(200)
       await until(() => proxy.results.length === 1, 'the result')
-      expect(proxy.results[0]!.usage).toMatchObject({ inputTokens: 12, outputTokens: 7 })
+      expect(proxy.results[0]!.usage()).toMatchObject({ inputTokens: 12, outputTokens: 7 })
     }
   })
 

@@ -15,7 +15,7 @@ import { createBodyDecoder } from './content-coding.js'
 import type { ProxyFamily } from './families.js'
 import { createUsageChunkFilter } from './openai-usage-opt-in.js'
 import type { UrlFamily } from './proxy-errors.js'
-import { createUsageMeter, type MeteredUsage } from './usage-meter.js'
+import { createUsageMeter, NO_USAGE, readingOf, type UsageReading } from './usage-meter.js'
 
 export interface Upstream {
   /** The family's base URL (openai with `/v1`, anthropic and gemini without a version). */
@@ -198,7 +198,8 @@ export interface ForwardInput {
 
 export interface ForwardResult {
   status: number
-  usage: MeteredUsage | undefined
+  /** The response's usage, read when asked (after the answer is out). */
+  usage: UsageReading
   /** Why the upstream could not be reached (nothing was sent to the client then). */
   unreachable?: string
   /** Which deadline the upstream missed; before the response headers nothing was sent to the client. */
@@ -242,7 +243,7 @@ function forwardWith(Agent: typeof UndiciAgent, input: ForwardInput): Promise<Fo
   } catch (error) {
     return Promise.resolve({
       status: 502,
-      usage: undefined,
+      usage: NO_USAGE,
       unreachable: (error as Error).message,
       aborted: false,
     })
@@ -279,7 +280,7 @@ function forwardWith(Agent: typeof UndiciAgent, input: ForwardInput): Promise<Fo
 
   return new Promise((resolve) => {
     // The client left while its body was read or feeds fetched: nothing is sent upstream.
-    if (clientGone(input)) return resolve({ status: 499, usage: undefined, aborted: true })
+    if (clientGone(input)) return resolve({ status: 499, usage: NO_USAGE, aborted: true })
     let settled = false
     let aborted = false
     let timedOut: 'connect' | 'idle' | undefined
@@ -331,17 +332,17 @@ function forwardWith(Agent: typeof UndiciAgent, input: ForwardInput): Promise<Fo
       }
     })
     const settleError = (error: Error & { code?: string }) => {
-      if (aborted) return done({ status: 499, usage: undefined })
+      if (aborted) return done({ status: 499, usage: NO_USAGE })
       if (error.code === 'UND_ERR_CONNECT_TIMEOUT') timedOut = 'connect'
       else if (error.code === 'UND_ERR_HEADERS_TIMEOUT' || error.code === 'UND_ERR_BODY_TIMEOUT')
         timedOut = 'idle'
       if (res.headersSent) {
         res.destroy()
         // After the chunks queued for the meter (meterLater).
-        return meterLater(() => done({ status, usage: meter?.result() }))
+        return meterLater(() => done({ status, usage: meter ? readingOf(meter) : NO_USAGE }))
       }
-      if (timedOut) return done({ status: 504, usage: undefined })
-      done({ status: 502, usage: undefined, unreachable: error.code ?? error.message })
+      if (timedOut) return done({ status: 504, usage: NO_USAGE })
+      done({ status: 502, usage: NO_USAGE, unreachable: error.code ?? error.message })
     }
 
     const handler: Dispatcher.DispatchHandler = {
@@ -392,12 +393,13 @@ function forwardWith(Agent: typeof UndiciAgent, input: ForwardInput): Promise<Fo
         const tail = filter?.end()
         if (tail && tail.length > 0) res.write(tail)
         res.end()
-        if (!metering) return done({ status, usage: undefined })
+        if (!metering) return done({ status, usage: NO_USAGE })
         meterLater(() => {
           const { meter: metered, decoder: decoding } = meterParts()
-          if (!decoding) return done({ status, usage: metered.result() })
-          decoding.once('end', () => done({ status, usage: metered.result() }))
-          decoding.once('error', () => done({ status, usage: metered.result() }))
+          const usage = readingOf(metered)
+          if (!decoding) return done({ status, usage })
+          decoding.once('end', () => done({ status, usage }))
+          decoding.once('error', () => done({ status, usage }))
           decoding.end()
         })
       },

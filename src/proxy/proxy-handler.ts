@@ -17,7 +17,7 @@ import { feedsEdit } from './inject-feeds.js'
 import { applyEditsToBytes, type JsonEdit } from './json-spans.js'
 import { streamUsageEdit } from './openai-usage-opt-in.js'
 import { proxyErrorBody, type ProxyErrorKind, type UrlFamily } from './proxy-errors.js'
-import type { MeteredUsage } from './usage-meter.js'
+import { NO_USAGE, type UsageReading } from './usage-meter.js'
 
 export interface ProxySession {
   tokenId: string
@@ -37,7 +37,8 @@ export interface ProxiedRequest {
   stream: boolean
   status: number
   feeds: InjectedFeedSummary[]
-  usage: MeteredUsage | undefined
+  /** Read by `record`, which may wait until the answer is out (after-answer-queue). */
+  usage: UsageReading
   error: string | undefined
   /** What the request's run should be told (an `error` event): the upstream missed a deadline. */
   runError?: { code: 'timeout'; message: string; retryable: boolean }
@@ -239,7 +240,7 @@ export function createProxyHandler(deps: ProxyDeps) {
       stream: route.stream ?? false,
       status: 0,
       feeds: [],
-      usage: undefined,
+      usage: NO_USAGE,
       error: undefined,
       startedAt,
       durationMs: 0,

@@ -25,6 +25,24 @@ export interface UsageMeter {
   result(): MeteredUsage | undefined
 }
 
+/** A response's usage, read when first asked for (once its answer is out: after-answer-queue), then kept. */
+export type UsageReading = () => MeteredUsage | undefined
+
+export const NO_USAGE: UsageReading = () => undefined
+
+/** The meter's result as a reading: taken once, on the first call. */
+export function readingOf(meter: UsageMeter): UsageReading {
+  let read = false
+  let usage: MeteredUsage | undefined
+  return () => {
+    if (!read) {
+      read = true
+      usage = meter.result()
+    }
+    return usage
+  }
+}
+
 type Tokens = Omit<MeteredUsage, 'model'>
 type JsonObject = Record<string, unknown>
 

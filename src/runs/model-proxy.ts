@@ -24,6 +24,7 @@ import type { AuthService, Principal } from '../store/auth-service.js'
 import type { CredentialsService } from '../store/credentials-service.js'
 import type { StoredProfile } from '../store/repositories/profiles-repository.js'
 import type { Store } from '../store/store.js'
+import { createAfterAnswerQueue } from './after-answer-queue.js'
 import type { BuiltinProxyRoute } from './builtin-model.js'
 import { createBudgetLedger } from './budget-ledger.js'
 import { createRequestLogWriter } from './request-log-writer.js'
@@ -124,8 +125,21 @@ export function createModelProxy(options: {
     log,
     ...(options.requestLogFlushMs !== undefined && { flushMs: options.requestLogFlushMs }),
   })
+  // A request's bookkeeping, once its answer is out; done before anything decides on it (a budget, a run's
+  // totals, a stop).
+  const afterAnswer = createAfterAnswerQueue<{ session: ProxySession; request: ProxiedRequest }>({
+    work: ({ session, request }) => bookkeep(session, request),
+    onError: (error) => log.error('could not record a proxied request', { error }),
+  })
   // Metered before being written: a re-seed first stores what is queued, so it counts everything once.
-  const budgets = createBudgetLedger({ config, store, beforeSeed: () => requestLog.flush() })
+  const budgets = createBudgetLedger({
+    config,
+    store,
+    beforeSeed: () => {
+      afterAnswer.drain()
+      return requestLog.flush()
+    },
+  })
   let baseUrl: string | undefined
 
   // A proxied request checks its budget, resolves its feeds and its upstream, each needing the profile: a
@@ -179,6 +193,8 @@ export function createModelProxy(options: {
   function budgetExceeded(session: ProxySession): string | undefined | Promise<string | undefined> {
     const configured = config.agents[session.profile]
     if (configured ? configured.budget === undefined : isAdapterId(session.profile)) return undefined
+    // The requests answered before this one count: their cost is taken now, if it was not yet.
+    afterAnswer.drain()
     // A hangar.yaml budget read once is answered from memory while it is not spent (most requests).
     const budget = configured?.budget
     if (budget) {
@@ -203,16 +219,18 @@ export function createModelProxy(options: {
     return message
   }
 
-  function record(session: ProxySession, request: ProxiedRequest): void {
+  /** A request's row in the request log, its cost on its budget and its run's events. */
+  function bookkeep(session: ProxySession, request: ProxiedRequest): void {
+    const metered = request.usage()
     const usage: UsageTotals = {
-      inputTokens: request.usage?.inputTokens ?? 0,
-      outputTokens: request.usage?.outputTokens ?? 0,
-      cacheReadTokens: request.usage?.cacheReadTokens ?? 0,
-      cacheWriteTokens: request.usage?.cacheWriteTokens ?? 0,
+      inputTokens: metered?.inputTokens ?? 0,
+      outputTokens: metered?.outputTokens ?? 0,
+      cacheReadTokens: metered?.cacheReadTokens ?? 0,
+      cacheWriteTokens: metered?.cacheWriteTokens ?? 0,
     }
-    const costUsd = request.usage ? costOf(request.usage) : undefined
+    const costUsd = metered ? costOf(metered) : undefined
     if (costUsd !== undefined) usage.costUsd = costUsd
-    const model = request.usage?.model ?? request.model
+    const model = metered?.model ?? request.model
     requestLog.add(session.userId, {
       id: newId('preq'),
       runId: session.runId,
@@ -234,7 +252,7 @@ export function createModelProxy(options: {
     if (costUsd !== undefined) budgets.metered(session.userId, session.profile, costUsd)
     if (session.runId && request.runError)
       options.runs.emitTo(session.runId, { type: 'error', ...request.runError })
-    if (session.runId && request.usage)
+    if (session.runId && metered)
       options.runs.emitTo(session.runId, {
         type: 'usage',
         source: 'proxy',
@@ -285,7 +303,7 @@ export function createModelProxy(options: {
       idleMs: config.proxy.upstreamIdleTimeoutMs,
     },
     budgetExceeded,
-    record,
+    record: (session, request) => afterAnswer.add({ session, request }),
     ...(options.activity && {
       requestStarted: (session: ProxySession) =>
         session.runId ? options.activity!.requestStarted(session.runId) : () => {},
@@ -365,6 +383,7 @@ export function createModelProxy(options: {
   /** Ends a run's proxy session: its token is revoked; its totals when any request went through the proxy. */
   async function closeRun(userId: string, runId: string): Promise<UsageTotals | undefined> {
     await auth.revokeRunTokens(userId, runId)
+    afterAnswer.drain()
     await requestLog.flush()
     const { usage, requests } = await store.forUser(userId).proxyRequests.totalsForRun(runId)
     return requests > 0 ? usage : undefined
@@ -372,10 +391,13 @@ export function createModelProxy(options: {
 
   return {
     /** Stores the request log still queued (a clean stop). */
-    close: () => requestLog.close(),
+    close: () => {
+      afterAnswer.drain()
+      return requestLog.close()
+    },
     /** Rows of the request log queued, not yet written. */
     get queuedRequests() {
-      return requestLog.queued
+      return afterAnswer.size + requestLog.queued
     },
     handler: handler as (req: IncomingMessage, res: ServerResponse) => Promise<void>,
     fetcher,

@@ -1,0 +1,57 @@
+// The proxy's bookkeeping after an answer: held back until the event loop has slept, done in order, and
+// at once when drained (a budget check, a run's end, a stop).
+import { describe, expect, it } from 'vitest'
+import { createAfterAnswerQueue } from './after-answer-queue.js'
+
+describe('after-answer queue', () => {
+  it('does nothing on add, and everything in order on its own a moment later', async () => {
+    const done: number[] = []
+    const queue = createAfterAnswerQueue<number>({ work: (item) => done.push(item), onError: () => {} })
+    queue.add(1)
+    queue.add(2)
+    // Not in the microtasks after the add: only once the loop has gone round (the timer).
+    await Promise.resolve()
+    await new Promise<void>((resolve) => queueMicrotask(resolve))
+    expect(done).toEqual([])
+    expect(queue.size).toBe(2)
+    await new Promise<void>((resolve) => {
+      const check = () => (done.length === 2 ? resolve() : setTimeout(check, 1))
+      check()
+    })
+    expect(done).toEqual([1, 2])
+    expect(queue.size).toBe(0)
+  })
+
+  it('does everything held at once when drained, and each item once', async () => {
+    const done: number[] = []
+    const queue = createAfterAnswerQueue<number>({
+      work: (item) => done.push(item),
+      onError: () => {},
+      delayMs: 10,
+    })
+    queue.add(1)
+    queue.add(2)
+    queue.drain()
+    expect(done).toEqual([1, 2])
+    expect(queue.size).toBe(0)
+    queue.add(3)
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    expect(done).toEqual([1, 2, 3])
+  })
+
+  it('goes on past an item whose work throws, and reports it', () => {
+    const done: number[] = []
+    const errors: unknown[] = []
+    const queue = createAfterAnswerQueue<number>({
+      work: (item) => {
+        if (item === 2) throw new Error('row 2 is bad')
+        done.push(item)
+      },
+      onError: (error) => errors.push(error),
+    })
+    for (const item of [1, 2, 3]) queue.add(item)
+    queue.drain()
+    expect(done).toEqual([1, 3])
+    expect(errors).toEqual([new Error('row 2 is bad')])
+  })
+})
