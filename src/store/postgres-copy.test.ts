@@ -78,6 +78,29 @@ describe('COPY from memory (PostgreSQL)', () => {
     expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
   })
 
+  // The rows are sent with the query, before the server has started the COPY: when the message fails
+  // first, the server must drop them, and the connection must come back clean.
+  it('fails as a whole when a statement before the COPY fails, and the connection stays usable', async () => {
+    await expect(
+      copyFromMemory(pool, 'INSERT INTO tally (n) VALUES (NULL); COPY items (id) FROM STDIN', row('d')),
+    ).rejects.toThrow(/null value/)
+    await expect(copyFromMemory(pool, 'COPY no_such_table (id) FROM STDIN', row('e'))).rejects.toThrow(
+      /no_such_table/,
+    )
+    expect(await items()).toEqual([])
+    expect((await pool.query('SELECT count(*)::int AS n FROM tally')).rows).toEqual([{ n: 0 }])
+    await copyFromMemory(pool, 'COPY items (id) FROM STDIN', row('f'))
+    expect((await items()).map((item) => item.id)).toEqual(['f'])
+  })
+
+  it('fails a message with two COPYs rather than giving the second no rows', async () => {
+    await expect(
+      copyFromMemory(pool, 'COPY items (id) FROM STDIN; COPY items (id) FROM STDIN', row('g')),
+    ).rejects.toThrow(/one COPY per message/)
+    expect(await items()).toEqual([])
+    expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
+  })
+
   it('refuses rows that do not fit the columns, with the server’s reason', async () => {
     await expect(copyFromMemory(pool, 'COPY items (id, size) FROM STDIN', row('x', 'many'))).rejects.toThrow(
       /invalid input syntax for type integer/,
