@@ -142,6 +142,13 @@ export function createSqliteProxyRequestsAppender(
 // request log has no foreign keys here (migration 0019), so rows whose run was deleted while they waited are
 // deleted again (they go with it, as the run's stored rows went), and what the others add to proxy_spend is
 // summed here per minute and run, and counted only where the run is still there.
+// A batch's commit does not wait for its WAL to reach the disk: it is written behind already (a daemon's
+// crash loses up to an interval of rows), and this adds only a crash of PostgreSQL's machine, which loses
+// what the WAL writer had not flushed (3 × wal_writer_delay at most, 600 ms by default) — as a commit on
+// SQLite with synchronous = NORMAL may. The fdatasync per batch, on the server's CPU and in its kernel,
+// cost the proxy about 7 % of its throughput on two cores (scripts/bench-proxy-ab.mjs, issue 19).
+// Run events keep the default: a client may have been shown them.
+const NO_WAIT_FOR_WAL_FLUSH = 'SET LOCAL synchronous_commit TO off'
 const COPY_REQUESTS = `COPY proxy_requests (${COLUMNS.join(', ')}) FROM STDIN`
 
 function copyRow(row: ProxyRequestsTable): string {
@@ -161,7 +168,7 @@ export function createPostgresProxyRequestsAppender(pool: pg.Pool): ProxyRequest
     }
     // Per run too: a deleted run's rows add nothing.
     const spends = spendOf(rows, { byRun: true })
-    const statements = [COPY_REQUESTS]
+    const statements = [NO_WAIT_FOR_WAL_FLUSH, COPY_REQUESTS]
     if (runIds.size > 0) {
       const ids = [...runIds].map((id) => escapeLiteral(id)).join(', ')
       statements.push(
