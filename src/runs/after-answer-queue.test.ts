@@ -39,6 +39,27 @@ describe('after-answer queue', () => {
     expect(done).toEqual([1, 2, 3])
   })
 
+  it('calls afterDrain once after a drain that did work, and not after an empty one', () => {
+    const calls: string[] = []
+    const queue = createAfterAnswerQueue<number>({
+      work: (item) => calls.push(`work ${item}`),
+      onError: (error) => calls.push(`error ${(error as Error).message}`),
+      afterDrain: () => {
+        calls.push('after')
+        if (calls.length > 3) throw new Error('look failed')
+      },
+    })
+    queue.drain()
+    expect(calls).toEqual([])
+    queue.add(1)
+    queue.add(2)
+    queue.drain()
+    expect(calls).toEqual(['work 1', 'work 2', 'after'])
+    queue.add(3)
+    queue.drain()
+    expect(calls).toEqual(['work 1', 'work 2', 'after', 'work 3', 'after', 'error look failed'])
+  })
+
   it('goes on past an item whose work throws, and reports it', () => {
     const done: number[] = []
     const errors: unknown[] = []

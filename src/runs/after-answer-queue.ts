@@ -22,6 +22,8 @@ export function createAfterAnswerQueue<T>(options: {
   work: (item: T) => void
   /** Called when `work` throws; the items after it are still done. */
   onError: (error: unknown) => void
+  /** Called after a drain that did some work (what the next request would otherwise do first). */
+  afterDrain?: () => void
   delayMs?: number
 }): AfterAnswerQueue<T> {
   const delayMs = options.delayMs ?? 1
@@ -40,6 +42,12 @@ export function createAfterAnswerQueue<T>(options: {
       } catch (error) {
         options.onError(error)
       }
+    }
+    if (batch.length === 0 || !options.afterDrain) return
+    try {
+      options.afterDrain()
+    } catch (error) {
+      options.onError(error)
     }
   }
 

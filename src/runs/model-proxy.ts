@@ -130,6 +130,8 @@ export function createModelProxy(options: {
   const afterAnswer = createAfterAnswerQueue<{ session: ProxySession; request: ProxiedRequest }>({
     work: ({ session, request }) => bookkeep(session, request),
     onError: (error) => log.error('could not record a proxied request', { error }),
+    // Off the next request's path: it finds the look for revocations by other processes done.
+    afterDrain: () => auth.checkOtherWriters(),
   })
   // Metered before being written: a re-seed first stores what is queued, so it counts everything once.
   const budgets = createBudgetLedger({

@@ -199,6 +199,14 @@ export function createAuthService(options: AuthServiceOptions) {
       return listenForRevocations(store.notifications, proxySessions, handlers.onError)
     },
 
+    /**
+     * Looks now whether another process committed (SQLite: `hangar token revoke`, a second daemon on the
+     * file), as the next proxied request would, and forgets the cached sessions if so. The proxy calls it
+     * once an answer is out: a request that follows within the look interval finds the look done (a read of
+     * the file's header, some 25 µs of a request's latency between requests, cold).
+     */
+    checkOtherWriters: dropIfOthersWrote,
+
     /** How many proxy sessions are held in memory. */
     cachedProxySessions: () => proxySessions.size,
 

@@ -249,6 +249,16 @@ describe('proxy session cache, another process on the same SQLite file', () => {
     expect(await daemon.authenticateProxy(token)).toBeUndefined()
   })
 
+  // The proxy looks ahead once an answer is out (checkOtherWriters): what that look finds must still reach
+  // the next request, which then does not look again within the interval.
+  it('a token revoked by another process is refused after a look done ahead of the request', async () => {
+    const { daemon, token, revoke } = await tokenHeldByDaemon()
+    await revoke()
+    await other.close()
+    daemon.checkOtherWriters()
+    expect(await daemon.authenticateProxy(token)).toBeUndefined()
+  })
+
   it('a token revoked by a process that stays open is refused within the look interval', async () => {
     const { daemon, token, revoke } = await tokenHeldByDaemon()
     await revoke()
