@@ -36,8 +36,15 @@ describe.each(['sqlite', 'postgres'] as const)('proxy request log on a clean sto
     if (root) await rm(root, { recursive: true, force: true })
   })
 
-  async function startRuntime(dataDir: string, databaseUrl: string | undefined) {
-    return createRuntime({
+  /**
+   * A runtime on a store of its own (`name`: its data dir under root; on PostgreSQL a fresh database), serving
+   * its proxy, whose request log is written only when it stops (or a run's totals are read); `stop()` stops
+   * both and returns the statuses of the run's rows as a new store connection reads them.
+   */
+  async function startRuntime(name: string) {
+    const databaseUrl = engine === 'postgres' ? await freshPostgresUrl({ migrated: true }) : undefined
+    const dataDir = path.join(root, name)
+    const runtime = await createRuntime({
       dataDir,
       databaseUrl,
       config: parseConfig('agents:\n  reviewer: { adapter: claude-code }\n')!,
@@ -46,6 +53,17 @@ describe.each(['sqlite', 'postgres'] as const)('proxy request log on a clean sto
       logLevel: 'silent',
       requestLogFlushMs: 3_600_000,
     })
+    const proxy = await runtime.serveProxy()
+    const ownerId = runtime.owner.id
+    return {
+      runtime,
+      ownerId,
+      async stop(runId: string) {
+        await proxy.close()
+        await runtime.close()
+        return storedStatuses(dataDir, databaseUrl, ownerId, runId)
+      },
+    }
   }
 
   /** A run of the runtime's owner, with its own proxy route, and `count` answers of it sent through it. */
@@ -90,25 +108,15 @@ describe.each(['sqlite', 'postgres'] as const)('proxy request log on a clean sto
   }
 
   it('stores every queued row when the runtime stops', async () => {
-    const databaseUrl = engine === 'postgres' ? await freshPostgresUrl({ migrated: true }) : undefined
-    const dataDir = path.join(root, 'data')
-    const runtime = await startRuntime(dataDir, databaseUrl)
-    const proxy = await runtime.serveProxy()
-    const ownerId = runtime.owner.id
+    const { runtime, stop } = await startRuntime('data')
     const run = await runWithAnswers(runtime, REQUESTS)
     await waitFor(() => runtime.modelProxy.queuedRequests === REQUESTS, 'every request to be metered')
-    await proxy.close()
-    await runtime.close()
 
-    expect(await storedStatuses(dataDir, databaseUrl, ownerId, run.id)).toEqual(Array(REQUESTS).fill(200))
+    expect(await stop(run.id)).toEqual(Array(REQUESTS).fill(200))
   })
 
   it("counts a run's answers when the run ends, or the runtime stops, the moment they arrive", async () => {
-    const databaseUrl = engine === 'postgres' ? await freshPostgresUrl({ migrated: true }) : undefined
-    const dataDir = path.join(root, 'data-at-once')
-    const runtime = await startRuntime(dataDir, databaseUrl)
-    const proxy = await runtime.serveProxy()
-    const ownerId = runtime.owner.id
+    const { runtime, ownerId, stop } = await startRuntime('data-at-once')
     const ended = await runWithAnswers(runtime, 3)
     // No wait for the rows to be queued: as the built-in agent's run ends on its last answer.
     expect(await runtime.modelProxy.closeRun(ownerId, ended.id)).toMatchObject({
@@ -116,9 +124,7 @@ describe.each(['sqlite', 'postgres'] as const)('proxy request log on a clean sto
       outputTokens: 15,
     })
     const stopped = await runWithAnswers(runtime, 2)
-    await proxy.close()
-    await runtime.close()
 
-    expect(await storedStatuses(dataDir, databaseUrl, ownerId, stopped.id)).toEqual([200, 200])
+    expect(await stop(stopped.id)).toEqual([200, 200])
   })
 })
