@@ -5,7 +5,8 @@ import pg from 'pg'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { runEventBatch as batch } from '../../test/helpers/run-event-batch.js'
 import { freshPostgresUrl, makeTempDir } from '../../test/helpers/store-engines.js'
-import { createPostgresRunEventsAppender } from './postgres-run-events-appender.js'
+import type { EventEnvelope } from '../core/events.js'
+import { appendStatement, createPostgresRunEventsAppender } from './postgres-run-events-appender.js'
 import { openStore } from './store.js'
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
@@ -25,6 +26,8 @@ describe('PostgreSQL run event statements', () => {
   let pool: pg.Pool
   /** The [run, seq] rows of each statement sent, in order. */
   let statements: [string, number][][]
+  /** The name of each statement sent, in order. */
+  let names: string[]
   let releaseFirst: () => void
   /** A pool whose first statement waits for releaseFirst(), recording what each statement stores. */
   let recordingPool: pg.Pool
@@ -39,6 +42,7 @@ describe('PostgreSQL run event statements', () => {
     await pool.query('CREATE TABLE runs (id TEXT PRIMARY KEY)')
     await pool.query("INSERT INTO runs (id) VALUES ('run_a'), ('run_b'), ('run_c')")
     statements = []
+    names = []
     const first = new Promise<void>((resolve) => (releaseFirst = resolve))
     recordingPool = {
       query: async (config: pg.QueryConfig<[string, string]>) => {
@@ -46,6 +50,7 @@ describe('PostgreSQL run event statements', () => {
         const [runIds, seqs] = config.values!
         const seqList = seqs.split(',').map(Number)
         statements.push(runIds.split('\n').map((runId, index) => [runId, seqList[index]!]))
+        names.push(config.name!)
         if (statements.length === 1) await first
         return pool.query(config)
       },
@@ -152,6 +157,43 @@ describe('PostgreSQL run event statements', () => {
       [1, { text: '#1' }],
       [2, { text: 'two\nlines' }],
       [3, { text: '#3' }],
+    ])
+  })
+
+  it('commits a batch of streamed pieces alone without waiting for the WAL flush, and any other batch with it', async () => {
+    const append = createPostgresRunEventsAppender(recordingPool)
+    releaseFirst()
+    await append(...batch('run_a', 1, 2))
+    const [deltas, deltaData] = batch('run_a', 3, 1)
+    const end = { v: 1, runId: 'run_a', seq: 4, ts: deltas[0]!.ts, type: 'run-end', status: 'succeeded' }
+    await append([...deltas, end as unknown as EventEnvelope], [...deltaData, '{"status":"succeeded"}'])
+    expect(names).toEqual(['hangar_append_run_events_no_wait', 'hangar_append_run_events'])
+    expect((await storedRows()).map(([, seq]) => seq)).toEqual([1, 2, 3, 4])
+
+    // What each statement makes of its transaction's commit.
+    const client = await pool.connect()
+    try {
+      const commitOf = async (noWait: boolean, seq: number) => {
+        await client.query('BEGIN')
+        await client.query({
+          ...appendStatement(noWait),
+          values: ['run_b', `${seq}`, 'ts', 'text-delta', '{}'],
+        })
+        const setting = (await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit'))
+          .rows[0]
+        await client.query('COMMIT')
+        return setting?.synchronous_commit
+      }
+      expect(await commitOf(true, 1)).toBe('off')
+      expect(await commitOf(false, 2)).toBe('on')
+      // The setting was the transaction's only.
+      expect((await client.query('SHOW synchronous_commit')).rows[0].synchronous_commit).toBe('on')
+    } finally {
+      client.release()
+    }
+    expect((await storedRows()).filter(([run]) => run === 'run_b')).toEqual([
+      ['run_b', 1],
+      ['run_b', 2],
     ])
   })
 

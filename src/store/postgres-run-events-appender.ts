@@ -29,6 +29,29 @@ const ROWS =
   "string_to_array($3, E'\\n'), string_to_array($4, E'\\n'), string_to_array($5, E'\\n')) " +
   'AS row(run_id, seq, ts, type, data) WHERE EXISTS (SELECT 1 FROM runs WHERE runs.id = row.run_id)'
 
+/**
+ * The events whose commit need not wait for the WAL to reach the disk: the pieces of a stream (text and
+ * reasoning as it is typed, a workspace set-up's output) and a proxied request's usage (its request-log row
+ * is written behind already). PostgreSQL then keeps them as SQLite's `synchronous = NORMAL` keeps every
+ * commit: through a crash of the daemon and of PostgreSQL's process; a crash of its machine may lose what
+ * the WAL writer had not flushed yet (600 ms at most, by default). Everything else (a run's start and end,
+ * tool calls, approvals, errors) waits for the flush before it is shown, and that flush takes every commit
+ * before it to the disk too: a run's stored stream is durable once its end is. With twenty runs streaming,
+ * the flush of each statement was most of an event's way from stdout to an SSE client (p99 11-18 ms against
+ * ~7 ms without it; scripts/bench-events.mjs, issue 19).
+ */
+export const STREAMED_EVENT_TYPES: ReadonlySet<string> = new Set([
+  'text-delta',
+  'reasoning-delta',
+  'workspace-setup-delta',
+  'usage',
+])
+// An uncorrelated subquery is an InitPlan: the setting is made once, before any row is read (a one-time
+// filter), and holds to the end of the statement's own (implicit) transaction: its commit.
+const NO_WAIT_FOR_WAL_FLUSH = "(SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL AND "
+const rowsOf = (noWait: boolean) =>
+  noWait ? ROWS.replace(' WHERE ', ` WHERE ${NO_WAIT_FOR_WAL_FLUSH}`) : ROWS
+
 /** The `data` values of a statement as one text (see ROWS): one newline between each two, and no other. */
 function dataColumn(data: readonly string[]): string {
   const flat = data.some((json) => json.includes('\n'))
@@ -37,22 +60,32 @@ function dataColumn(data: readonly string[]): string {
   return flat.join('\n')
 }
 
-const APPEND = {
-  name: 'hangar_append_run_events',
-  text: `INSERT INTO run_events (run_id, seq, ts, type, data) ${ROWS}`,
+/** The statement that inserts the rows; `noWait`: its commit does not wait for the WAL flush. */
+export function appendStatement(noWait: boolean): { name: string; text: string } {
+  return {
+    name: `hangar_append_run_events${noWait ? '_no_wait' : ''}`,
+    text: `INSERT INTO run_events (run_id, seq, ts, type, data) ${rowsOf(noWait)}`,
+  }
 }
 
 // The notice is the cluster live source's: {origin, userId, conversationId, runId, fromSeq, toSeq}, the
 // owner and conversation read from the run's row.
+function appendAndAnnounceStatement(noWait: boolean): { name: string; text: string } {
+  return {
+    name: `hangar_append_announce_run_events${noWait ? '_no_wait' : ''}`,
+    text:
+      `WITH stored AS (INSERT INTO run_events (run_id, seq, ts, type, data) ${rowsOf(noWait)} ` +
+      'RETURNING run_id, seq), ' +
+      'ranges AS (SELECT run_id, min(seq) AS from_seq, max(seq) AS to_seq FROM stored GROUP BY run_id) ' +
+      "SELECT pg_notify($6, json_build_object('origin', $7::text, 'userId', runs.user_id, " +
+      "'conversationId', runs.conversation_id, 'runId', runs.id, 'fromSeq', ranges.from_seq, " +
+      "'toSeq', ranges.to_seq)::text) FROM ranges JOIN runs ON runs.id = ranges.run_id",
+  }
+}
+const APPEND = { wait: appendStatement(false), noWait: appendStatement(true) }
 const APPEND_AND_ANNOUNCE = {
-  name: 'hangar_append_announce_run_events',
-  text:
-    `WITH stored AS (INSERT INTO run_events (run_id, seq, ts, type, data) ${ROWS} ` +
-    'RETURNING run_id, seq), ' +
-    'ranges AS (SELECT run_id, min(seq) AS from_seq, max(seq) AS to_seq FROM stored GROUP BY run_id) ' +
-    "SELECT pg_notify($6, json_build_object('origin', $7::text, 'userId', runs.user_id, " +
-    "'conversationId', runs.conversation_id, 'runId', runs.id, 'fromSeq', ranges.from_seq, " +
-    "'toSeq', ranges.to_seq)::text) FROM ranges JOIN runs ON runs.id = ranges.run_id",
+  wait: appendAndAnnounceStatement(false),
+  noWait: appendAndAnnounceStatement(true),
 }
 
 /**
@@ -89,6 +122,7 @@ export function createPostgresRunEventsAppender(pool: pg.Pool): PostgresRunEvent
     const timestamps: string[] = []
     const types: string[] = []
     const data: string[] = []
+    let noWait = true
     for (const request of requests) {
       for (let index = 0; index < request.envelopes.length; index++) {
         const envelope = request.envelopes[index]!
@@ -97,6 +131,7 @@ export function createPostgresRunEventsAppender(pool: pg.Pool): PostgresRunEvent
         timestamps.push(envelope.ts)
         types.push(envelope.type)
         data.push(request.data[index]!)
+        if (noWait && !STREAMED_EVENT_TYPES.has(envelope.type)) noWait = false
       }
     }
     const rows = [
@@ -108,8 +143,11 @@ export function createPostgresRunEventsAppender(pool: pg.Pool): PostgresRunEvent
     ]
     const statement = pool.query(
       announcing
-        ? { ...APPEND_AND_ANNOUNCE, values: [...rows, announcing.channel, announcing.origin] }
-        : { ...APPEND, values: rows },
+        ? {
+            ...(noWait ? APPEND_AND_ANNOUNCE.noWait : APPEND_AND_ANNOUNCE.wait),
+            values: [...rows, announcing.channel, announcing.origin],
+          }
+        : { ...(noWait ? APPEND.noWait : APPEND.wait), values: rows },
     )
     statements.add(statement)
     try {
