@@ -92,6 +92,8 @@ export interface RuntimeOptions {
   clock?: Clock
   /** How often the proxy's request log is written behind (default 25 ms); tests stretch it. */
   requestLogFlushMs?: number
+  /** How long a proxied request's bookkeeping waits after its answer (default 1 ms); tests stretch it. */
+  proxyBookkeepingDelayMs?: number
   /**
    * Agents are spawned by a small launcher process (`hangar up`, unless HANGAR_AGENT_LAUNCHER=0): a fork of
    * the daemon blocks its event loop, and every run's stream with it, until the agent has exec'd
@@ -369,6 +371,9 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       log,
       activity: runActivity,
       ...(options.requestLogFlushMs !== undefined && { requestLogFlushMs: options.requestLogFlushMs }),
+      ...(options.proxyBookkeepingDelayMs !== undefined && {
+        bookkeepingDelayMs: options.proxyBookkeepingDelayMs,
+      }),
     })
     // Whatever a tool reads or prints is redacted before the loop, an MCP client or the store sees it.
     const tools = createToolRegistry(redactToolOutputs(createWorkspaceTools(), redactor.text))

@@ -8,13 +8,18 @@
 // Hangar's proxy added 23-34 µs more to the p50 of a 1 KB request than with it a millisecond later, when the
 // loop has slept and the agent has run (`scripts/bench-proxy-ab.mjs --latency`, issue 19).
 //
-// Nothing may decide on a request's bookkeeping before it is done: a budget check, a run's totals and a
-// stop drain the queue first (model-proxy), so the next request of a spent budget is still refused.
+// Nothing may decide on a request's bookkeeping before it is done: a run's totals and a stop drain the
+// queue first (model-proxy). A budget check needs only the costs: it takes those of the held requests
+// (forEachHeld) and leaves the rest held, so the next request of a spent budget is still refused without
+// doing its predecessor's whole bookkeeping first. (With a request to each of three targets in turn, 61 %
+// of Hangar's requests found their predecessor's bookkeeping held and drained it, 22 µs p50, 47 µs p90.)
 
 export interface AfterAnswerQueue<T> {
   add(item: T): void
   /** Does the held-back work now, in the order it came. */
   drain(): void
+  /** Calls `visit` on each item held, in order, and leaves it held (errors go to onError). */
+  forEachHeld(visit: (item: T) => void): void
   readonly size: number
 }
 
@@ -58,6 +63,15 @@ export function createAfterAnswerQueue<T>(options: {
       if (timer === undefined) timer = setTimeout(drain, delayMs).unref()
     },
     drain,
+    forEachHeld(visit) {
+      for (const item of items) {
+        try {
+          visit(item)
+        } catch (error) {
+          options.onError(error)
+        }
+      }
+    },
     get size() {
       return items.length
     },

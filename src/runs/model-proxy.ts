@@ -18,6 +18,7 @@ import {
 } from '../feeds/index.js'
 import { STAND_IN_KEY } from '../proxy/forward-upstream.js'
 import { costOf } from '../proxy/pricing.js'
+import type { MeteredUsage } from '../proxy/usage-meter.js'
 import { createProxyHandler, type ProxiedRequest, type ProxySession } from '../proxy/proxy-handler.js'
 import type { UrlFamily } from '../proxy/proxy-errors.js'
 import type { AuthService, Principal } from '../store/auth-service.js'
@@ -51,6 +52,19 @@ const URL_FAMILY: Record<ModelFamily, UrlFamily> = {
   'openai-chat': 'openai',
   'openai-responses': 'openai',
   gemini: 'gemini',
+}
+
+/** A request whose answer is out, waiting for its bookkeeping. */
+interface Answered {
+  session: ProxySession
+  request: ProxiedRequest
+  /** Its usage and cost, once read (by a budget check, or its bookkeeping). */
+  metered?: Metered
+}
+
+interface Metered {
+  usage: MeteredUsage | undefined
+  costUsd: number | undefined
 }
 
 /** How a CLI run reaches its model. */
@@ -102,6 +116,8 @@ export function createModelProxy(options: {
   activity?: Pick<RunActivity, 'requestStarted'>
   /** How often the request log is written behind (default REQUEST_LOG_FLUSH_MS). */
   requestLogFlushMs?: number
+  /** How long a request's bookkeeping waits after its answer (default 1 ms: after-answer-queue). */
+  bookkeepingDelayMs?: number
 }) {
   const { store, auth, config, env, log } = options
   const upstreams = createProxyUpstreams({
@@ -127,11 +143,12 @@ export function createModelProxy(options: {
   })
   // A request's bookkeeping, once its answer is out; done before anything decides on it (a budget, a run's
   // totals, a stop).
-  const afterAnswer = createAfterAnswerQueue<{ session: ProxySession; request: ProxiedRequest }>({
-    work: ({ session, request }) => bookkeep(session, request),
+  const afterAnswer = createAfterAnswerQueue<Answered>({
+    work: bookkeep,
     onError: (error) => log.error('could not record a proxied request', { error }),
     // Off the next request's path: it finds the look for revocations by other processes done.
     afterDrain: () => auth.checkOtherWriters(),
+    ...(options.bookkeepingDelayMs !== undefined && { delayMs: options.bookkeepingDelayMs }),
   })
   // Metered before being written: a re-seed first stores what is queued, so it counts everything once.
   const budgets = createBudgetLedger({
@@ -195,8 +212,9 @@ export function createModelProxy(options: {
   function budgetExceeded(session: ProxySession): string | undefined | Promise<string | undefined> {
     const configured = config.agents[session.profile]
     if (configured ? configured.budget === undefined : isAdapterId(session.profile)) return undefined
-    // The requests answered before this one count: their cost is taken now, if it was not yet.
-    afterAnswer.drain()
+    // The requests answered before this one count: their cost is taken now, if it was not yet (the rest of
+    // their bookkeeping stays held).
+    afterAnswer.forEachHeld(meter)
     // A hangar.yaml budget read once is answered from memory while it is not spent (most requests).
     const budget = configured?.budget
     if (budget) {
@@ -221,16 +239,26 @@ export function createModelProxy(options: {
     return message
   }
 
+  /** An answered request's usage and cost, read once; the cost is counted on its budget then. */
+  function meter(answered: Answered): Metered {
+    if (answered.metered) return answered.metered
+    const usage = answered.request.usage()
+    const costUsd = usage ? costOf(usage) : undefined
+    const { session } = answered
+    if (costUsd !== undefined) budgets.metered(session.userId, session.profile, costUsd)
+    return (answered.metered = { usage, costUsd })
+  }
+
   /** A request's row in the request log, its cost on its budget and its run's events. */
-  function bookkeep(session: ProxySession, request: ProxiedRequest): void {
-    const metered = request.usage()
+  function bookkeep(answered: Answered): void {
+    const { session, request } = answered
+    const { usage: metered, costUsd } = meter(answered)
     const usage: UsageTotals = {
       inputTokens: metered?.inputTokens ?? 0,
       outputTokens: metered?.outputTokens ?? 0,
       cacheReadTokens: metered?.cacheReadTokens ?? 0,
       cacheWriteTokens: metered?.cacheWriteTokens ?? 0,
     }
-    const costUsd = metered ? costOf(metered) : undefined
     if (costUsd !== undefined) usage.costUsd = costUsd
     const model = metered?.model ?? request.model
     requestLog.add(session.userId, {
@@ -251,7 +279,6 @@ export function createModelProxy(options: {
       startedAt: request.startedAt.toISOString(),
       durationMs: request.durationMs,
     })
-    if (costUsd !== undefined) budgets.metered(session.userId, session.profile, costUsd)
     if (session.runId && request.runError)
       options.runs.emitTo(session.runId, { type: 'error', ...request.runError })
     if (session.runId && metered)

@@ -41,17 +41,21 @@ describe.each(['sqlite', 'postgres'] as const)('proxy request log on a clean sto
    * its proxy, whose request log is written only when it stops (or a run's totals are read); `stop()` stops
    * both and returns the statuses of the run's rows as a new store connection reads them.
    */
-  async function startRuntime(name: string) {
+  async function startRuntime(
+    name: string,
+    { budget = '', proxyBookkeepingDelayMs }: { budget?: string; proxyBookkeepingDelayMs?: number } = {},
+  ) {
     const databaseUrl = engine === 'postgres' ? await freshPostgresUrl({ migrated: true }) : undefined
     const dataDir = path.join(root, name)
     const runtime = await createRuntime({
       dataDir,
       databaseUrl,
-      config: parseConfig('agents:\n  reviewer: { adapter: claude-code }\n')!,
+      config: parseConfig(`agents:\n  reviewer: { adapter: claude-code${budget} }\n`)!,
       projectDir: path.join(root, 'project'),
       env: { ANTHROPIC_BASE_URL: mock.url, ANTHROPIC_API_KEY: 'sk-ant-test-key' },
       logLevel: 'silent',
       requestLogFlushMs: 3_600_000,
+      ...(proxyBookkeepingDelayMs !== undefined && { proxyBookkeepingDelayMs }),
     })
     const proxy = await runtime.serveProxy()
     const ownerId = runtime.owner.id
@@ -66,28 +70,32 @@ describe.each(['sqlite', 'postgres'] as const)('proxy request log on a clean sto
     }
   }
 
-  /** A run of the runtime's owner, with its own proxy route, and `count` answers of it sent through it. */
-  async function runWithAnswers(runtime: Awaited<ReturnType<typeof createRuntime>>, count: number) {
+  /** A run of the runtime's owner, with its own proxy route, and what asks its model through it. */
+  async function runWithRoute(runtime: Awaited<ReturnType<typeof createRuntime>>) {
     const ownerId = runtime.owner.id
     // A run's own proxy token, so its rows can be listed by run.
     const run = await runtime.store
       .forUser(ownerId)
       .runs.create({ agent: 'reviewer', adapter: 'claude-code', prompt: 'p', cwd: root })
     const route = await runtime.modelProxy.routeBuiltin(ownerId, run.id, 'reviewer', null)
+    const ask = () =>
+      fetch(`${route!.baseUrlFor('anthropic')}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': route!.apiKey },
+        body: JSON.stringify({
+          model: 'claude-sonnet-4-6',
+          max_tokens: 10,
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
+      }).then(async (response) => ({ status: response.status, body: await response.text() }))
+    return { run, ask }
+  }
+
+  /** A run of the runtime's owner, with its own proxy route, and `count` answers of it sent through it. */
+  async function runWithAnswers(runtime: Awaited<ReturnType<typeof createRuntime>>, count: number) {
+    const { run, ask } = await runWithRoute(runtime)
     for (let i = 0; i < count; i++) mock.enqueue(reply().text(`answer ${i}`).usage({ input: 10, output: 5 }))
-    const responses = await Promise.all(
-      Array.from({ length: count }, () =>
-        fetch(`${route!.baseUrlFor('anthropic')}/v1/messages`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-api-key': route!.apiKey },
-          body: JSON.stringify({
-            model: 'claude-sonnet-4-6',
-            max_tokens: 10,
-            messages: [{ role: 'user', content: 'hi' }],
-          }),
-        }).then(async (response) => ({ status: response.status, body: await response.text() })),
-      ),
-    )
+    const responses = await Promise.all(Array.from({ length: count }, ask))
     expect(responses.map((response) => response.status)).toEqual(Array(count).fill(200))
     return run
   }
@@ -126,5 +134,27 @@ describe.each(['sqlite', 'postgres'] as const)('proxy request log on a clean sto
     const stopped = await runWithAnswers(runtime, 2)
 
     expect(await stop(stopped.id)).toEqual([200, 200])
+  })
+
+  it('refuses the request after the one that spent the budget while that one is still to be written', async () => {
+    // The bookkeeping of an answer waits an hour: only the budget check itself can have counted its cost.
+    const { runtime, stop } = await startRuntime('data-budget', {
+      budget: ', budget: { usd: 0.01, window: 1d }',
+      proxyBookkeepingDelayMs: 3_600_000,
+    })
+    const { run, ask } = await runWithRoute(runtime)
+    const asked = mock.requests.length
+    // $0.60 at claude-sonnet-4's prices.
+    mock.enqueue(reply().text('costly').usage({ input: 100_000, output: 20_000 }))
+    expect((await ask()).status).toBe(200)
+    const refused = await ask()
+    expect(refused.status).toBe(403)
+    // In the Anthropic error shape.
+    expect(JSON.parse(refused.body).error.message).toMatch(
+      /budget of agent "reviewer" is used up: \$0\.60 of \$0\.01/,
+    )
+    expect(mock.requests.length - asked).toBe(1)
+    // The stop does the held bookkeeping: both requests are in the log.
+    expect((await stop(run.id)).sort()).toEqual([200, 403])
   })
 })
