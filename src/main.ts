@@ -90,7 +90,7 @@ export interface RuntimeOptions {
   /** 'json' (default) or 'pretty' (readable lines, for a terminal). */
   logFormat?: LogFormat
   clock?: Clock
-  /** How often the proxy's request log is written behind (default 25 ms); tests stretch it. */
+  /** How often the proxy's request log is written behind (default 25 ms, 50 on PostgreSQL); tests stretch it. */
   requestLogFlushMs?: number
   /** How long a proxied request's bookkeeping waits after its answer (default 1 ms); tests stretch it. */
   proxyBookkeepingDelayMs?: number

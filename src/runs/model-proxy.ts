@@ -114,7 +114,7 @@ export function createModelProxy(options: {
   instanceId?: string
   /** Told of each request of a run, so a run waiting on its model is not idle (run-limits). */
   activity?: Pick<RunActivity, 'requestStarted'>
-  /** How often the request log is written behind (default REQUEST_LOG_FLUSH_MS). */
+  /** How often the request log is written behind (default REQUEST_LOG_FLUSH_MS of the store's engine). */
   requestLogFlushMs?: number
   /** How long a request's bookkeeping waits after its answer (default 1 ms: after-answer-queue). */
   bookkeepingDelayMs?: number
