@@ -70,8 +70,8 @@ export function createAuthService(options: AuthServiceOptions) {
   // SQLite: another process (`hangar token revoke`, a second daemon on the file) may have revoked a token;
   // whenever anything else committed, nothing cached is trusted (PostgreSQL tells through NOTIFY instead).
   let othersWrote = store.writesByOthers?.()
-  function dropIfOthersWrote(): void {
-    const now = store.writesByOthers?.()
+  function dropIfOthersWrote(fresh = false): void {
+    const now = store.writesByOthers?.(fresh)
     if (now === othersWrote) return
     othersWrote = now
     proxySessions.clear()
@@ -200,12 +200,13 @@ export function createAuthService(options: AuthServiceOptions) {
     },
 
     /**
-     * Looks now whether another process committed (SQLite: `hangar token revoke`, a second daemon on the
-     * file), as the next proxied request would, and forgets the cached sessions if so. The proxy calls it
-     * once an answer is out: a request that follows within the look interval finds the look done (a read of
-     * the file's header, some 25 µs of a request's latency between requests, cold).
+     * Looks now, whatever the look interval, whether another process committed (SQLite: `hangar token
+     * revoke`, a second daemon on the file), and forgets the cached sessions if so. The proxy calls it once
+     * an answer is out: a request that follows within the interval finds the look done (a read of the file's
+     * header, some 25 µs of a request's latency between requests, cold). Done only when due, it was still in
+     * the path of the requests that came just after the interval ran out (one in three to seven, in turns).
      */
-    checkOtherWriters: dropIfOthersWrote,
+    checkOtherWriters: () => dropIfOthersWrote(true),
 
     /** How many proxy sessions are held in memory. */
     cachedProxySessions: () => proxySessions.size,

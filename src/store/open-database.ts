@@ -42,7 +42,7 @@ export interface DatabaseHandle {
    * commits to the database — SQLite's `data_version`, read without a query through Kysely. Undefined on
    * PostgreSQL, where `notifications` tells what changed.
    */
-  writesByOthers?: () => number
+  writesByOthers?: (fresh?: boolean) => number
   close(): Promise<void>
 }
 

@@ -152,4 +152,20 @@ describe('sqlite commit watch', () => {
     expect(watch.writesByOthers()).not.toBe(seen)
     watch.close()
   })
+
+  it('looks within the interval when asked for a fresh look, which starts a new interval', () => {
+    let now = 1_000
+    const watch = createCommitWatch(file, dataVersion, { lookEveryMs: 5, now: () => now })
+    const first = watch.writesByOthers()
+    theirs.prepare('INSERT INTO t VALUES (6)').run()
+    now += 1
+    const seen = watch.writesByOthers(true)
+    expect(seen).not.toBe(first)
+    theirs.prepare('INSERT INTO t VALUES (7)').run()
+    now += 4.9
+    expect(watch.writesByOthers()).toBe(seen)
+    now += 0.1
+    expect(watch.writesByOthers()).not.toBe(seen)
+    watch.close()
+  })
 })

@@ -20,8 +20,11 @@ const HEADER_BYTES = 48
 export const LOOK_EVERY_MS = 5
 
 export interface CommitWatch {
-  /** data_version: changes whenever another connection committed since the last call. */
-  writesByOthers(): number
+  /**
+   * data_version: changes whenever another connection committed since the last call. `fresh`: look whatever
+   * the interval (a look done ahead, off the request path, starts a new interval).
+   */
+  writesByOthers(fresh?: boolean): number
   /**
    * Looks now, whatever the interval: called right after each of the request log's commits, so that the
    * header they changed is read there, off the request path, and a proxied request after them does not
@@ -70,10 +73,10 @@ export function createCommitWatch(
   }
 
   return {
-    writesByOthers() {
+    writesByOthers(fresh = false) {
       if (lookEveryMs > 0) {
         const at = now()
-        if (at - lookedAt < lookEveryMs) return version
+        if (!fresh && at - lookedAt < lookEveryMs) return version
         lookedAt = at
       }
       return look()

@@ -87,7 +87,7 @@ export interface Store extends Repositories {
   /** LISTEN/NOTIFY between the daemons sharing the store; undefined on SQLite (one process). */
   readonly notifications: StoreNotifications | undefined
   /** Changes whenever another process commits to the database (SQLite); undefined on PostgreSQL. */
-  readonly writesByOthers: (() => number) | undefined
+  readonly writesByOthers: ((fresh?: boolean) => number) | undefined
   /**
    * The redactor everything stored goes through (the runtime's one instance). Readers of data that may
    * predate redaction (API reads of conversations) pass it through again.
