@@ -136,9 +136,12 @@ export function createModelProxy(options: {
       },
     })
   const manifests = new Map<string, ResolvedFeed[]>()
+  /** Proxied requests between their authentication and their answer's end. */
+  let inFlight = 0
   const requestLog = createRequestLogWriter({
     store,
     log,
+    busy: () => inFlight > 0,
     ...(options.requestLogFlushMs !== undefined && { flushMs: options.requestLogFlushMs }),
   })
   // A request's bookkeeping, once its answer is out; done before anything decides on it (a budget, a run's
@@ -333,10 +336,14 @@ export function createModelProxy(options: {
     },
     budgetExceeded,
     record: (session, request) => afterAnswer.add({ session, request }),
-    ...(options.activity && {
-      requestStarted: (session: ProxySession) =>
-        session.runId ? options.activity!.requestStarted(session.runId) : () => {},
-    }),
+    requestStarted: (session: ProxySession) => {
+      inFlight++
+      const runEnded = session.runId ? options.activity?.requestStarted(session.runId) : undefined
+      return () => {
+        inFlight--
+        runEnded?.()
+      }
+    },
     log,
   })
 

@@ -35,13 +35,14 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
    * A writer on a clock the test moves (`at(ms)`), with an interval no test waits out: only a row's arrival,
    * or flush(), stores.
    */
-  const clockedWriter = () => {
+  const clockedWriter = (busy?: () => boolean) => {
     let clock = 0
     writer = createRequestLogWriter({
       store: testStore.store,
       log: silentLogger,
       flushMs: 600_000,
       now: () => clock,
+      ...(busy && { busy }),
     })
     return { at: (ms: number) => (clock = ms), now: () => clock }
   }
@@ -262,6 +263,70 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
     writer.add(userId, row())
     await Promise.resolve()
     expect(writer.queued).toBe(2)
+  })
+
+  it('stores a batch due early only as a row comes while no request is in flight', async () => {
+    let inFlight = 1
+    const clock = clockedWriter(() => inFlight > 0)
+    const batches = vi.spyOn(testStore.store.proxyRequestLog, 'recordMany')
+    writer.add(userId, row())
+    clock.at(480_000)
+    writer.add(userId, row())
+    clock.at(500_000)
+    writer.add(userId, row())
+    await Promise.resolve()
+    expect(batches).not.toHaveBeenCalled()
+    inFlight = 0
+    writer.add(userId, row())
+    await storedReach(4, 'the batch')
+    expect(batches).toHaveBeenCalledTimes(1)
+  })
+
+  it('looks again each millisecond once the batch is due, and stores it at the first pause (or the interval)', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      let clock = 0
+      let inFlight = 1
+      writer = createRequestLogWriter({
+        store: testStore.store,
+        log: silentLogger,
+        flushMs: 100,
+        now: () => clock,
+        busy: () => inFlight > 0,
+      })
+      const advance = async (ms: number) => {
+        clock += ms
+        await vi.advanceTimersByTimeAsync(ms)
+      }
+      // A batch taken for storing leaves the queue at once.
+      writer.add(userId, row())
+      await advance(83)
+      expect(writer.queued).toBe(1)
+      inFlight = 0
+      await advance(1)
+      expect(writer.queued).toBe(0)
+      // Requests that never pause: the next batch goes when its interval is up.
+      inFlight = 1
+      writer.add(userId, row())
+      await advance(99)
+      expect(writer.queued).toBe(1)
+      await advance(1)
+      expect(writer.queued).toBe(0)
+    } finally {
+      vi.useRealTimers()
+    }
+    await storedReach(2, 'both batches')
+  })
+
+  it('stores a queued row within the flush interval while requests never pause', async () => {
+    writer = createRequestLogWriter({
+      store: testStore.store,
+      log: silentLogger,
+      flushMs: 20,
+      busy: () => true,
+    })
+    writer.add(userId, row())
+    await storedReach(1, 'the row')
   })
 
   it('asks for one batch while one is being written, however many requests end meanwhile', async () => {
