@@ -21,6 +21,7 @@ import * as workspaceHostCopies from './migrations/0017-workspace-host-copies.js
 import * as proxySpend from './migrations/0018-proxy-spend.js'
 import * as uncheckedRunKeys from './migrations/0019-unchecked-run-keys.js'
 import * as unfinalizedRunsIndex from './migrations/0020-unfinalized-runs-index.js'
+import * as partialRunIndex from './migrations/0021-partial-run-index.js'
 import type { Database } from './schema.js'
 import { VERSION } from '../version.js'
 
@@ -44,6 +45,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0018-proxy-spend': proxySpend,
   '0019-unchecked-run-keys': uncheckedRunKeys,
   '0020-unfinalized-runs-index': unfinalizedRunsIndex,
+  '0021-partial-run-index': partialRunIndex,
 }
 
 export async function migrateToLatest(db: Kysely<Database>, engine: 'sqlite' | 'postgres'): Promise<void> {
