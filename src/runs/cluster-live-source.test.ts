@@ -16,6 +16,8 @@ const postgres = STORE_ENGINES.find((engine) => engine.name === 'postgres')!
 describe('cluster live source (postgres)', () => {
   let testStore: TestStore
   let store: Store
+  /** Users made so far: each gets a name of its own. */
+  let users = 0
   const opened: { source: ClusterLiveSource; bus: EventBus; nodeStore: Store; origin: string }[] = []
   /** Each node's own store (its own pool and appender, as a daemon has). */
   const storeOf = new Map<EventBus, Store>()
@@ -80,7 +82,8 @@ describe('cluster live source (postgres)', () => {
   })
 
   async function newRun() {
-    const user = await store.users.create({ name: `u${Date.now()}`, role: 'owner' })
+    // A name of its own: runs made in one millisecond (a fast machine) took the same `u<Date.now()>`.
+    const user = await store.users.create({ name: `u${++users}`, role: 'owner' })
     const runs = store.forUser(user.id).runs
     const run = await runs.create({ agent: 'builtin', adapter: 'builtin', prompt: 'p', cwd: '/w' })
     let seq = 0
