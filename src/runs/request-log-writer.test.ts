@@ -35,14 +35,14 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
    * A writer on a clock the test moves (`at(ms)`), with an interval no test waits out: only a row's arrival,
    * or flush(), stores.
    */
-  const clockedWriter = (busy?: () => boolean) => {
+  const clockedWriter = (options: { busy?: () => boolean; flushMs?: number } = {}) => {
     let clock = 0
     writer = createRequestLogWriter({
       store: testStore.store,
       log: silentLogger,
-      flushMs: 600_000,
+      flushMs: options.flushMs ?? 600_000,
       now: () => clock,
-      ...(busy && { busy }),
+      ...(options.busy && { busy: options.busy }),
     })
     return { at: (ms: number) => (clock = ms), now: () => clock }
   }
@@ -267,7 +267,7 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
 
   it('stores a batch due early only as a row comes while no request is in flight', async () => {
     let inFlight = 1
-    const clock = clockedWriter(() => inFlight > 0)
+    const clock = clockedWriter({ busy: () => inFlight > 0 })
     const batches = vi.spyOn(testStore.store.proxyRequestLog, 'recordMany')
     writer.add(userId, row())
     clock.at(480_000)
@@ -285,17 +285,11 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
   it('looks again each millisecond once the batch is due, and stores it at the first pause (or the interval)', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
     try {
-      let clock = 0
       let inFlight = 1
-      writer = createRequestLogWriter({
-        store: testStore.store,
-        log: silentLogger,
-        flushMs: 100,
-        now: () => clock,
-        busy: () => inFlight > 0,
-      })
+      // The writer's clock and its timers, moved together.
+      const clock = clockedWriter({ busy: () => inFlight > 0, flushMs: 100 })
       const advance = async (ms: number) => {
-        clock += ms
+        clock.at(clock.now() + ms)
         await vi.advanceTimersByTimeAsync(ms)
       }
       // A batch taken for storing leaves the queue at once.

@@ -24,10 +24,11 @@ import type { AppendRequest, RunEventsAppender } from './run-events-appender.js'
 // that in array_in: a split on a character no value holds costs neither. None does: ids, timestamps and
 // event types are Hangar's own; `data` is JSON text, in which a newline is whitespace between tokens
 // (inside a string it is escaped), so one would be replaced by a space (dataColumn).
-const ROWS =
+const rowsOf = (noWait: boolean) =>
   "SELECT * FROM unnest(string_to_array($1, E'\\n'), string_to_array($2, ',')::integer[], " +
   "string_to_array($3, E'\\n'), string_to_array($4, E'\\n'), string_to_array($5, E'\\n')) " +
-  'AS row(run_id, seq, ts, type, data) WHERE EXISTS (SELECT 1 FROM runs WHERE runs.id = row.run_id)'
+  `AS row(run_id, seq, ts, type, data) WHERE ${noWait ? NO_WAIT_FOR_WAL_FLUSH : ''}` +
+  'EXISTS (SELECT 1 FROM runs WHERE runs.id = row.run_id)'
 
 /**
  * The events whose commit need not wait for the WAL to reach the disk: the pieces of a stream (text and
@@ -49,10 +50,8 @@ export const STREAMED_EVENT_TYPES: ReadonlySet<string> = new Set([
 // An uncorrelated subquery is an InitPlan: the setting is made once, before any row is read (a one-time
 // filter), and holds to the end of the statement's own (implicit) transaction: its commit.
 const NO_WAIT_FOR_WAL_FLUSH = "(SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL AND "
-const rowsOf = (noWait: boolean) =>
-  noWait ? ROWS.replace(' WHERE ', ` WHERE ${NO_WAIT_FOR_WAL_FLUSH}`) : ROWS
 
-/** The `data` values of a statement as one text (see ROWS): one newline between each two, and no other. */
+/** The `data` values of a statement as one text (see rowsOf): one newline between each two, and no other. */
 function dataColumn(data: readonly string[]): string {
   const flat = data.some((json) => json.includes('\n'))
     ? data.map((json) => json.replaceAll('\n', ' '))

@@ -10,6 +10,7 @@ import { parseConfig } from '../../src/core/config.js'
 import { createRuntime } from '../../src/main.js'
 import type { UserScope } from '../../src/store/store.js'
 import { type MockModelServer, reply, startMockModelServer } from '../fixtures/mock-model-server.js'
+import { askThrough } from '../helpers/proxy-ask.js'
 import { freshPostgresUrl } from '../helpers/store-engines.js'
 
 const REQUESTS = 4
@@ -58,16 +59,7 @@ describe.each(['sqlite', 'postgres'] as const)('proxy profile lookups (%s)', (en
           profiles: { ...scope.profiles, get: (name: string) => (reads++, get(name)) },
         }
       }
-      const ask = () =>
-        fetch(`${route!.baseUrlFor('anthropic')}/v1/messages`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-api-key': route!.apiKey },
-          body: JSON.stringify({
-            model: 'claude-sonnet-4-6',
-            max_tokens: 10,
-            messages: [{ role: 'user', content: 'hi' }],
-          }),
-        }).then(async (response) => ({ status: response.status, body: await response.text() }))
+      const ask = askThrough(route!)
 
       for (let index = 0; index < REQUESTS; index++) {
         mock.enqueue(reply().text(`answer ${index}`).usage({ input: 10, output: 5 }))

@@ -10,6 +10,7 @@ import { parseConfig } from '../../src/core/config.js'
 import { createRuntime } from '../../src/main.js'
 import { openStore } from '../../src/store/store.js'
 import { type MockModelServer, reply, startMockModelServer } from '../fixtures/mock-model-server.js'
+import { askThrough } from '../helpers/proxy-ask.js'
 import { freshPostgresUrl } from '../helpers/store-engines.js'
 
 const REQUESTS = 12
@@ -78,17 +79,7 @@ describe.each(['sqlite', 'postgres'] as const)('proxy request log on a clean sto
       .forUser(ownerId)
       .runs.create({ agent: 'reviewer', adapter: 'claude-code', prompt: 'p', cwd: root })
     const route = await runtime.modelProxy.routeBuiltin(ownerId, run.id, 'reviewer', null)
-    const ask = () =>
-      fetch(`${route!.baseUrlFor('anthropic')}/v1/messages`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': route!.apiKey },
-        body: JSON.stringify({
-          model: 'claude-sonnet-4-6',
-          max_tokens: 10,
-          messages: [{ role: 'user', content: 'hi' }],
-        }),
-      }).then(async (response) => ({ status: response.status, body: await response.text() }))
-    return { run, ask }
+    return { run, ask: askThrough(route!) }
   }
 
   /** A run of the runtime's owner, with its own proxy route, and `count` answers of it sent through it. */

@@ -6,6 +6,7 @@ import path from 'node:path'
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { migrateTo } from '../../../test/helpers/migrate-to.js'
+import { queryPlan } from '../../../test/helpers/query-plan.js'
 import { freshPostgresUrl } from '../../../test/helpers/store-engines.js'
 import { migrateToLatest } from '../migrate.js'
 import { type DatabaseHandle, openDatabase } from '../open-database.js'
@@ -15,19 +16,8 @@ const ENGINES = [
   { name: 'postgres', url: freshPostgresUrl },
 ] as const
 
-/** The plan of the unfinalized-runs query (runs-repository's `unfinalized`), as one text. */
-async function plan(handle: DatabaseHandle): Promise<string> {
-  const query = 'select * from runs where workspace_sync is not null'
-  if (handle.engine === 'postgres') {
-    // A table of a few rows is read whole whatever its indexes: plan as for a large one.
-    await sql`set enable_seqscan = off`.execute(handle.db)
-    const rows = (await sql.raw<{ 'QUERY PLAN': string }>(`explain ${query}`).execute(handle.db)).rows
-    await sql`reset enable_seqscan`.execute(handle.db)
-    return rows.map((row) => row['QUERY PLAN']).join('\n')
-  }
-  const rows = (await sql.raw<{ detail: string }>(`explain query plan ${query}`).execute(handle.db)).rows
-  return rows.map((row) => row.detail).join('\n')
-}
+/** The unfinalized runs, as runs-repository's `unfinalized` asks for them. */
+const PLANNED = 'select * from runs where workspace_sync is not null'
 
 /** The names of the indexes of `runs`. */
 async function runsIndexes(handle: DatabaseHandle): Promise<string[]> {
@@ -45,7 +35,7 @@ describe.each(ENGINES)('migration 0020-unfinalized-runs-index ($name)', (engine)
     const handle = await openDatabase({ dataDir, url: await engine.url() })
     try {
       await migrateToLatest(handle.db, handle.engine)
-      expect(await plan(handle)).toMatch(/runs_unfinalized_idx/)
+      expect(await queryPlan(handle, PLANNED)).toMatch(/runs_unfinalized_idx/)
       expect(await runsIndexes(handle)).toContain('runs_unfinalized_idx')
       await migrateTo(handle, '0019-unchecked-run-keys')
       expect(await runsIndexes(handle)).not.toContain('runs_unfinalized_idx')

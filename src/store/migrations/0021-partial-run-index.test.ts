@@ -6,6 +6,7 @@ import path from 'node:path'
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { migrateTo } from '../../../test/helpers/migrate-to.js'
+import { queryPlan } from '../../../test/helpers/query-plan.js'
 import { freshPostgresUrl } from '../../../test/helpers/store-engines.js'
 import { migrateToLatest } from '../migrate.js'
 import { type DatabaseHandle, openDatabase } from '../open-database.js'
@@ -15,19 +16,8 @@ const ENGINES = [
   { name: 'postgres', url: freshPostgresUrl },
 ] as const
 
-/** The plan of a run's requests (proxy-requests-repository's `listForRun`), as one text. */
-async function plan(handle: DatabaseHandle): Promise<string> {
-  const query = "select * from proxy_requests where user_id = 'usr_a' and run_id = 'run_a'"
-  if (handle.engine === 'postgres') {
-    // A table of no rows is read whole whatever its indexes: plan as for a large one.
-    await sql`set enable_seqscan = off`.execute(handle.db)
-    const rows = (await sql.raw<{ 'QUERY PLAN': string }>(`explain ${query}`).execute(handle.db)).rows
-    await sql`reset enable_seqscan`.execute(handle.db)
-    return rows.map((row) => row['QUERY PLAN']).join('\n')
-  }
-  const rows = (await sql.raw<{ detail: string }>(`explain query plan ${query}`).execute(handle.db)).rows
-  return rows.map((row) => row.detail).join('\n')
-}
+/** A run's requests, as proxy-requests-repository's `listForRun` asks for them. */
+const PLANNED = "select * from proxy_requests where user_id = 'usr_a' and run_id = 'run_a'"
 
 /** The definition of the run index, as the engine keeps it. */
 async function runIndex(handle: DatabaseHandle): Promise<string> {
@@ -47,7 +37,7 @@ describe.each(ENGINES)('migration 0021-partial-run-index ($name)', (engine) => {
     try {
       await migrateToLatest(handle.db, handle.engine)
       expect(await runIndex(handle)).toMatch(/where \(?"?run_id"? is not null\)?/i)
-      expect(await plan(handle)).toMatch(/proxy_requests_run_idx/)
+      expect(await queryPlan(handle, PLANNED)).toMatch(/proxy_requests_run_idx/)
       await migrateTo(handle, '0020-unfinalized-runs-index')
       expect(await runIndex(handle)).toMatch(/run_id/)
       expect(await runIndex(handle)).not.toMatch(/where/i)
