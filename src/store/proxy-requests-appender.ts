@@ -11,7 +11,7 @@
 import type SqliteDatabase from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import pg from 'pg'
-import { copyField, copyFromMemory } from './postgres-copy.js'
+import { copyField, copyFromMemory, CopyRows } from './postgres-copy.js'
 import { createChunkedInsert } from './sqlite-chunked-insert.js'
 import type { Database, ProxyRequestsTable, ProxySpendTable } from './schema.js'
 
@@ -19,7 +19,7 @@ const { escapeLiteral } = pg
 
 export type ProxyRequestsAppender = (rows: readonly ProxyRequestsTable[]) => Promise<void>
 
-const COLUMNS = [
+export const COLUMNS = [
   'id',
   'user_id',
   'run_id',
@@ -151,19 +151,26 @@ export function createSqliteProxyRequestsAppender(
 const NO_WAIT_FOR_WAL_FLUSH = 'SET LOCAL synchronous_commit TO off'
 const COPY_REQUESTS = `COPY proxy_requests (${COLUMNS.join(', ')}) FROM STDIN`
 
-function copyRow(row: ProxyRequestsTable): string {
-  let line = ''
-  for (const column of COLUMNS) line += `${copyField(row[column])}\t`
-  return `${line.slice(0, -1)}\n`
+const f = copyField
+
+/** A row as a COPY line, its fields in COLUMNS order (named, not looked up by key: the hot loop). */
+export function copyRow(row: ProxyRequestsTable): string {
+  return (
+    `${f(row.id)}\t${f(row.user_id)}\t${f(row.run_id)}\t${f(row.token_id)}\t${f(row.profile)}\t` +
+    `${f(row.family)}\t${f(row.method)}\t${f(row.path)}\t${f(row.model)}\t${f(row.stream)}\t${f(row.status)}\t` +
+    `${f(row.feeds)}\t${f(row.input_tokens)}\t${f(row.output_tokens)}\t${f(row.cache_read_tokens)}\t` +
+    `${f(row.cache_write_tokens)}\t${f(row.cost_usd)}\t${f(row.error)}\t${f(row.started_at)}\t${f(row.duration_ms)}\n`
+  )
 }
 
 export function createPostgresProxyRequestsAppender(pool: pg.Pool): ProxyRequestsAppender {
   return async (rows) => {
     if (rows.length === 0) return
-    let data = ''
+    // Some 300 bytes a row.
+    const data = new CopyRows(rows.length * 384)
     const runIds = new Set<string>()
     for (const row of rows) {
-      data += copyRow(row)
+      data.add(copyRow(row))
       if (row.run_id !== null) runIds.add(row.run_id)
     }
     // Per run too: a deleted run's rows add nothing.
