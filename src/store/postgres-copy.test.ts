@@ -8,6 +8,13 @@ import { copyField, copyFromMemory, CopyRows } from './postgres-copy.js'
 
 const row = (...fields: (string | number | null)[]) => `${fields.map(copyField).join('\t')}\n`
 
+/** Lines as a COPY's rows. */
+function rowsOf(...lines: string[]): CopyRows {
+  const rows = new CopyRows(16)
+  for (const line of lines) rows.add(line)
+  return rows
+}
+
 describe('COPY rows in a buffer', () => {
   it('holds every line whole, as UTF-8, past the size it started with', () => {
     const rows = new CopyRows(8)
@@ -52,12 +59,11 @@ describe('COPY from memory (PostgreSQL)', () => {
       'ünïcødé ✓',
       '',
     ]
-    const data =
-      notes.map((note, index) => row(`i${index}`, note, index, index / 3)).join('') +
-      row('null', null, null, null)
-    const buffered = new CopyRows(16)
-    for (const line of data.split(/(?<=\n)/)) buffered.add(line)
-    await copyFromMemory(pool, 'COPY items (id, note, size, cost) FROM STDIN', buffered)
+    const data = rowsOf(
+      ...notes.map((note, index) => row(`i${index}`, note, index, index / 3)),
+      row('null', null, null, null),
+    )
+    await copyFromMemory(pool, 'COPY items (id, note, size, cost) FROM STDIN', data)
     const stored = await items()
     expect(stored.filter((item) => item.id !== 'null').map((item) => item.note)).toEqual(notes)
     expect(stored.find((item) => item.id === 'i4')).toMatchObject({ size: 4, cost: 4 / 3 })
@@ -70,18 +76,26 @@ describe('COPY from memory (PostgreSQL)', () => {
   })
 
   it('runs the statements after the COPY in the same transaction: all land, or none', async () => {
-    await copyFromMemory(pool, 'COPY items (id) FROM STDIN; INSERT INTO tally (n) VALUES (1)', row('a'))
+    await copyFromMemory(
+      pool,
+      'COPY items (id) FROM STDIN; INSERT INTO tally (n) VALUES (1)',
+      rowsOf(row('a')),
+    )
     expect((await items()).map((item) => item.id)).toEqual(['a'])
     // The statement after the COPY fails: the COPY's rows go too.
     await expect(
-      copyFromMemory(pool, 'COPY items (id) FROM STDIN; INSERT INTO tally (n) VALUES (NULL)', row('b')),
+      copyFromMemory(
+        pool,
+        'COPY items (id) FROM STDIN; INSERT INTO tally (n) VALUES (NULL)',
+        rowsOf(row('b')),
+      ),
     ).rejects.toThrow(/null value/)
     // The COPY itself fails (a taken key): nothing after it runs.
     await expect(
       copyFromMemory(
         pool,
         'COPY items (id) FROM STDIN; INSERT INTO tally (n) VALUES (2)',
-        row('c') + row('a'),
+        rowsOf(row('c'), row('a')),
       ),
     ).rejects.toThrow(/duplicate key/)
     expect((await items()).map((item) => item.id)).toEqual(['a'])
@@ -94,29 +108,33 @@ describe('COPY from memory (PostgreSQL)', () => {
   // first, the server must drop them, and the connection must come back clean.
   it('fails as a whole when a statement before the COPY fails, and the connection stays usable', async () => {
     await expect(
-      copyFromMemory(pool, 'INSERT INTO tally (n) VALUES (NULL); COPY items (id) FROM STDIN', row('d')),
+      copyFromMemory(
+        pool,
+        'INSERT INTO tally (n) VALUES (NULL); COPY items (id) FROM STDIN',
+        rowsOf(row('d')),
+      ),
     ).rejects.toThrow(/null value/)
-    await expect(copyFromMemory(pool, 'COPY no_such_table (id) FROM STDIN', row('e'))).rejects.toThrow(
-      /no_such_table/,
-    )
+    await expect(
+      copyFromMemory(pool, 'COPY no_such_table (id) FROM STDIN', rowsOf(row('e'))),
+    ).rejects.toThrow(/no_such_table/)
     expect(await items()).toEqual([])
     expect((await pool.query('SELECT count(*)::int AS n FROM tally')).rows).toEqual([{ n: 0 }])
-    await copyFromMemory(pool, 'COPY items (id) FROM STDIN', row('f'))
+    await copyFromMemory(pool, 'COPY items (id) FROM STDIN', rowsOf(row('f')))
     expect((await items()).map((item) => item.id)).toEqual(['f'])
   })
 
   it('fails a message with two COPYs rather than giving the second no rows', async () => {
     await expect(
-      copyFromMemory(pool, 'COPY items (id) FROM STDIN; COPY items (id) FROM STDIN', row('g')),
+      copyFromMemory(pool, 'COPY items (id) FROM STDIN; COPY items (id) FROM STDIN', rowsOf(row('g'))),
     ).rejects.toThrow(/one COPY per message/)
     expect(await items()).toEqual([])
     expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }])
   })
 
   it('refuses rows that do not fit the columns, with the server’s reason', async () => {
-    await expect(copyFromMemory(pool, 'COPY items (id, size) FROM STDIN', row('x', 'many'))).rejects.toThrow(
-      /invalid input syntax for type integer/,
-    )
+    await expect(
+      copyFromMemory(pool, 'COPY items (id, size) FROM STDIN', rowsOf(row('x', 'many'))),
+    ).rejects.toThrow(/invalid input syntax for type integer/)
     expect(await items()).toEqual([])
   })
 })

@@ -107,12 +107,11 @@ export class CopyRows {
   }
 }
 
-/** Runs `text` (a COPY FROM STDIN, then any statements) with `data` as the COPY's rows: all or nothing. */
-export function copyFromMemory(pool: pg.Pool, text: string, data: string | CopyRows): Promise<void> {
-  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data.bytes()
+/** Runs `text` (a COPY FROM STDIN, then any statements) with `rows` as the COPY's rows: all or nothing. */
+export function copyFromMemory(pool: pg.Pool, text: string, rows: CopyRows): Promise<void> {
   return new Promise((resolve, reject) => {
     // pg-pool hands a submittable to client.query with this callback, and releases the client after it.
-    pool.query(new CopyFromMemory(text, bytes) as unknown as pg.QueryConfig, (error) =>
+    pool.query(new CopyFromMemory(text, rows.bytes()) as unknown as pg.QueryConfig, (error) =>
       error ? reject(error) : resolve(),
     )
   })

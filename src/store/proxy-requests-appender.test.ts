@@ -3,30 +3,32 @@ import { describe, expect, it } from 'vitest'
 import { COLUMNS, copyRow } from './proxy-requests-appender.js'
 import type { ProxyRequestsTable } from './schema.js'
 
+/** A row with a value of its own in every column. */
+const row: ProxyRequestsTable = {
+  id: 'preq_1',
+  user_id: 'usr_1',
+  run_id: 'run_1',
+  token_id: 'pat_1',
+  profile: 'reviewer',
+  family: 'anthropic',
+  method: 'POST',
+  path: '/v1/messages',
+  model: 'claude-sonnet-4-5',
+  stream: 1,
+  status: 200,
+  feeds: '[{"source":"ops"}]',
+  input_tokens: 11,
+  output_tokens: 12,
+  cache_read_tokens: 13,
+  cache_write_tokens: 14,
+  cost_usd: 0.25,
+  error: 'went away',
+  started_at: '2026-12-05T02:00:00.000Z',
+  duration_ms: 15,
+}
+
 describe('a request-log row as COPY text', () => {
   it('puts every field under its column, in the order of the COPY statement', () => {
-    const row: ProxyRequestsTable = {
-      id: 'preq_1',
-      user_id: 'usr_1',
-      run_id: 'run_1',
-      token_id: 'pat_1',
-      profile: 'reviewer',
-      family: 'anthropic',
-      method: 'POST',
-      path: '/v1/messages',
-      model: 'claude-sonnet-4-5',
-      stream: 1,
-      status: 200,
-      feeds: '[{"source":"ops"}]',
-      input_tokens: 11,
-      output_tokens: 12,
-      cache_read_tokens: 13,
-      cache_write_tokens: 14,
-      cost_usd: 0.25,
-      error: 'went away',
-      started_at: '2026-12-05T02:00:00.000Z',
-      duration_ms: 15,
-    }
     const line = copyRow(row)
     expect(line.endsWith('\n')).toBe(true)
     const fields = line.slice(0, -1).split('\t')
@@ -38,26 +40,12 @@ describe('a request-log row as COPY text', () => {
 
   it('writes nulls as \\N and escapes what a client sent', () => {
     const fields = copyRow({
-      id: 'preq_2',
-      user_id: 'usr_1',
+      ...row,
       run_id: null,
-      token_id: 'pat_1',
-      profile: 'reviewer',
-      family: 'openai-chat',
-      method: 'POST',
-      path: '/v1/chat/completions',
       model: 'evil\tmodel\nname\\',
-      stream: 0,
-      status: 502,
       feeds: null,
-      input_tokens: 0,
-      output_tokens: 0,
-      cache_read_tokens: 0,
-      cache_write_tokens: 0,
       cost_usd: null,
       error: null,
-      started_at: '2026-12-05T02:00:00.000Z',
-      duration_ms: 1,
     })
       .slice(0, -1)
       .split('\t')
