@@ -15,6 +15,9 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const { issue19Goals } = (await import(pathToFileURL(path.join(repo, 'scripts/bench-goals.mjs')).href)) as {
   issue19Goals(input: unknown): Goal[]
 }
+const { addedMs } = (await import(pathToFileURL(path.join(repo, 'scripts/bench-proxy.mjs')).href)) as {
+  addedMs(results: unknown, name: string, key: string, p: number): number
+}
 
 /** `count` samples all equal to `ms`. */
 const same = (ms: number, count = 100) => Array.from({ length: count }, () => ms)
@@ -99,5 +102,17 @@ describe('the issue 19 verdict of npm run bench', () => {
     const goals = issue19Goals(skipped)
     expect(verdict(goals, 'events on postgres')).toMatchObject({ held: false })
     expect(verdict(goals, 'proxy on PostgreSQL')).toMatchObject({ figure: 'not measured', held: false })
+  })
+})
+
+describe('the latency a proxy target adds', () => {
+  it("is taken over the direct calls of the target's own turns when it has them (Portkey's), else the shared ones", () => {
+    const results = {
+      direct: { small: same(0.1) },
+      minimal: { small: same(0.3) },
+      portkey: { small: same(1.5), direct: { small: same(0.5) } },
+    }
+    expect(addedMs(results, 'minimal', 'small', 50)).toBeCloseTo(0.2)
+    expect(addedMs(results, 'portkey', 'small', 99)).toBeCloseTo(1.0)
   })
 })
