@@ -303,48 +303,43 @@ export async function benchProxy({ samples = 2000, smallSamples = 8000, seconds 
     })
     // Latencies a request to each target in turn (a slice of one): a slow spell of a shared machine (another
     // process, the hypervisor taking the CPU) falls on every target alike, and the tails compare.
-    const latenciesInTurns = async (turns, count) => {
+    const latenciesInTurns = async (turns, smallCount) => {
       const once = (body, pick) => async (target) =>
         (await timedRequest(target.url, clientHeaders(target), body))[pick]
-      return {
-        small: await inTurns(turns, count.small, once(small, 1)),
-        large: await inTurns(turns, count.large, once(large, 1)),
-        firstByte: await inTurns(turns, count.firstByte, once(streamed, 0)),
+      const runs = {
+        small: await inTurns(turns, smallCount, once(small, 1)),
+        large: await inTurns(turns, Math.round(samples / 5), once(large, 1)),
+        firstByte: await inTurns(turns, samples, once(streamed, 0)),
       }
+      /** One target's samples of each kind. */
+      return (name) => ({
+        small: runs.small.get(name),
+        large: runs.large.get(name),
+        firstByte: runs.firstByte.get(name),
+      })
     }
     // Portkey takes its turns apart, with its own direct calls: the work it does after each answer (about
     // 1 ms of CPU a request) ran into the next target's request. Among the others' turns it took minimal's
     // 1 KB p99 from +0.6-0.9 ms to +1.8 ms, and Hangar's p99 ratio to minimal swung 0.5-1.9× between
     // stretches of 1,600 turns of one run.
+    const isPortkey = ([name]) => name === 'portkey'
     const compared = await latenciesInTurns(
-      targets.filter(([name]) => name !== 'portkey'),
-      { small: smallSamples, large: Math.round(samples / 5), firstByte: samples },
+      targets.filter((target) => !isPortkey(target)),
+      smallSamples,
     )
     const reference = portkey
-      ? await latenciesInTurns([targets[0], targets.at(-1)], {
-          small: samples,
-          large: Math.round(samples / 5),
-          firstByte: samples,
-        })
+      ? await latenciesInTurns([targets[0], targets.find(isPortkey)], samples)
       : undefined
     const loaded = targets.filter(([, target]) => target.pid)
     const loadRuns = await inTurns(loaded, rounds, (target) => load(target, small, seconds / rounds, 16))
     const results = {}
     for (const [name] of targets) {
       const slices = loadRuns.get(name)
-      const runs = name === 'portkey' ? reference : compared
       results[name] = {
-        small: runs.small.get(name),
-        large: runs.large.get(name),
-        firstByte: runs.firstByte.get(name),
-        // The direct calls its added latency is taken over: those of its own turns.
-        ...(name === 'portkey' && {
-          direct: {
-            small: runs.small.get('direct'),
-            large: runs.large.get('direct'),
-            firstByte: runs.firstByte.get('direct'),
-          },
-        }),
+        ...(name === 'portkey'
+          ? // The direct calls its added latency is taken over: those of its own turns.
+            { ...reference(name), direct: reference('direct') }
+          : compared(name)),
         load: !slices ? undefined : Array.isArray(slices) ? loadFigures(slices, seconds) : slices,
       }
     }
