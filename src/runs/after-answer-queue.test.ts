@@ -1,6 +1,6 @@
 // The proxy's bookkeeping after an answer: held back until the event loop has slept, done in order, and
 // at once when drained (a budget check, a run's end, a stop).
-import { describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createAfterAnswerQueue } from './after-answer-queue.js'
 
 describe('after-answer queue', () => {
@@ -96,5 +96,75 @@ describe('after-answer queue', () => {
     queue.drain()
     expect(done).toEqual([1, 3])
     expect(errors).toEqual([new Error('row 2 is bad')])
+  })
+
+  describe('while requests are in flight', () => {
+    beforeEach(() => void vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] }))
+    afterEach(() => void vi.useRealTimers())
+
+    /** A queue whose clock and timers move together, by advance(). */
+    function clockedQueue(options: { delayMs?: number; maxHoldMs: number; busy: () => boolean }) {
+      let clock = 0
+      const done: number[] = []
+      const queue = createAfterAnswerQueue<number>({
+        work: (item) => done.push(item),
+        onError: () => {},
+        now: () => clock,
+        ...options,
+      })
+      const advance = async (ms: number) => {
+        clock += ms
+        await vi.advanceTimersByTimeAsync(ms)
+      }
+      return { queue, done, advance }
+    }
+
+    it('holds the work while one is, and does it a moment after the last one ends', async () => {
+      let inFlight = 0
+      const { queue, done, advance } = clockedQueue({
+        delayMs: 2,
+        maxHoldMs: 10,
+        busy: () => inFlight > 0,
+      })
+      queue.add(1)
+      // The next request came before the moment was up: its answer must not wait for the work.
+      await advance(1)
+      inFlight = 1
+      await advance(3)
+      expect(done).toEqual([])
+      inFlight = 0
+      queue.idle()
+      await advance(1)
+      expect(done).toEqual([])
+      await advance(1)
+      expect(done).toEqual([1])
+      // With nothing in flight, the delay after the answer, as before.
+      queue.add(2)
+      await advance(2)
+      expect(done).toEqual([1, 2])
+    })
+
+    it('does the held work after maxHoldMs when requests never pause', async () => {
+      const { queue, done, advance } = clockedQueue({ maxHoldMs: 5, busy: () => true })
+      queue.add(1)
+      await advance(3)
+      queue.add(2)
+      // A request ending while another is still in flight does not put the work later than the bound.
+      queue.idle()
+      await advance(1)
+      expect(done).toEqual([])
+      await advance(1)
+      expect(done).toEqual([1, 2])
+    })
+
+    it('holds the work at least its delay, however short maxHoldMs is', async () => {
+      const { queue, done, advance } = clockedQueue({ delayMs: 50, maxHoldMs: 5, busy: () => false })
+      queue.add(1)
+      queue.idle()
+      await advance(49)
+      expect(done).toEqual([])
+      await advance(1)
+      expect(done).toEqual([1])
+    })
   })
 })

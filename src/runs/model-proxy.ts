@@ -151,6 +151,7 @@ export function createModelProxy(options: {
     onError: (error) => log.error('could not record a proxied request', { error }),
     // Off the next request's path: it finds the look for revocations by other processes done.
     afterDrain: () => auth.checkOtherWriters(),
+    busy: () => inFlight > 0,
     ...(options.bookkeepingDelayMs !== undefined && { delayMs: options.bookkeepingDelayMs }),
   })
   // Metered before being written: a re-seed first stores what is queued, so it counts everything once.
@@ -340,7 +341,7 @@ export function createModelProxy(options: {
       inFlight++
       const runEnded = session.runId ? options.activity?.requestStarted(session.runId) : undefined
       return () => {
-        inFlight--
+        if (--inFlight === 0) afterAnswer.idle()
         runEnded?.()
       }
     },
