@@ -1,7 +1,7 @@
 // Issue 19's goals, checked against one `npm run bench`: each goal's figure from this run and whether it
 // held, so two consecutive runs can be compared line by line rather than read out of the tables above.
 // The ratios are against the minimal pass-through measured in the same run, as the issue sets them.
-import { addedMs, proxyRatios, small99Interval } from './bench-proxy.mjs'
+import { addedMs, proxyRatios } from './bench-proxy.mjs'
 import { percentile } from './bench-support.mjs'
 
 const PERSIST_FLOOR = { sqlite: 50_000, postgres: 20_000 }
@@ -29,7 +29,7 @@ export function issue19Goals({ startup, events, proxy }) {
     add(`proxy CPU per request ≤ 1.5× minimal, ${label}`, `${r.cpu.toFixed(2)}×`, r.cpu <= 1.5)
     add(`proxy 1 KB added p50 ≤ 1.2× minimal, ${label}`, `${r.small50.toFixed(2)}×`, r.small50 <= 1.2)
     // Judged on the run's figure; how far resampling its turns moves it is printed beside it.
-    const [low, high] = small99Interval(results, engine)
+    const [low, high] = r.small99Range
     add(
       `proxy 1 KB added p99 ≤ 1.2× minimal, ${label}`,
       `${r.small99.toFixed(2)}× (95 % of resamplings of this run's turns: ${low.toFixed(2)}–${high.toFixed(2)}×)`,

@@ -390,6 +390,8 @@ export function proxyRatios(results, name) {
   return {
     small50: ratio('small', 50),
     small99: ratio('small', 99),
+    /** [low, high]: the middle 95 % of small99 over resamplings of the run's turns. */
+    small99Range: small99Interval(results, name),
     large50: ratio('large', 50),
     firstByte50: ratio('firstByte', 50),
     throughput: load.perSecond / minimal.perSecond,
@@ -423,7 +425,7 @@ export function printProxyBench({ results, portkey, bytes }) {
   // Goals (issue 19): throughput ≥ 0.8×, CPU ≤ 1.5×, added p50 and p99 at 1 KB ≤ 1.2× (bench-goals.mjs).
   for (const name of ['hangar', 'hangar-pg']) {
     const r = proxyRatios(results, name)
-    const [low, high] = small99Interval(results, name)
+    const [low, high] = r.small99Range
     console.log(
       `  ${name} ÷ minimal: 1 KB p50 ${r.small50.toFixed(2)}× p99 ${r.small99.toFixed(2)}× (${low.toFixed(2)}–${high.toFixed(2)}× over resampled turns)  200 KB ${r.large50.toFixed(2)}×  first byte ${r.firstByte50.toFixed(2)}×  ` +
         `throughput ${r.throughput.toFixed(2)}× (rounds ${Math.min(...r.perRound).toFixed(2)}–${Math.max(...r.perRound).toFixed(2)}×)  CPU ${r.cpu.toFixed(2)}×  ` +

@@ -56,10 +56,13 @@ export function createAfterAnswerQueue<T>(options: {
   /** When the first item held was added. */
   let heldSince = 0
   let timer: NodeJS.Timeout | undefined
+  /** When the timer fires (while there is one). */
+  let dueAt = 0
 
   // Unreferenced: a stop drains what is held (model-proxy's close), the timer need not keep Node up.
   function schedule(ms: number): void {
     clearTimeout(timer)
+    dueAt = now() + ms
     timer = setTimeout(due, ms).unref()
   }
 
@@ -99,7 +102,12 @@ export function createAfterAnswerQueue<T>(options: {
     },
     drain,
     idle() {
-      if (items.length > 0) schedule(Math.max(0, Math.min(delayMs, heldSince + maxHoldMs - now())))
+      if (items.length === 0) return
+      const at = now()
+      const wanted = Math.max(0, Math.min(delayMs, heldSince + maxHoldMs - at))
+      // Only ever brought forward: after a lone request its own add() has just set the timer, and a timer is
+      // not made again on every request.
+      if (timer === undefined || dueAt > at + wanted) schedule(wanted)
     },
     forEachHeld(visit) {
       for (const item of items) {

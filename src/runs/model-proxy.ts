@@ -138,10 +138,11 @@ export function createModelProxy(options: {
   const manifests = new Map<string, ResolvedFeed[]>()
   /** Proxied requests between their authentication and their answer's end. */
   let inFlight = 0
+  const busy = () => inFlight > 0
   const requestLog = createRequestLogWriter({
     store,
     log,
-    busy: () => inFlight > 0,
+    busy,
     ...(options.requestLogFlushMs !== undefined && { flushMs: options.requestLogFlushMs }),
   })
   // A request's bookkeeping, once its answer is out; done before anything decides on it (a budget, a run's
@@ -151,7 +152,7 @@ export function createModelProxy(options: {
     onError: (error) => log.error('could not record a proxied request', { error }),
     // Off the next request's path: it finds the look for revocations by other processes done.
     afterDrain: () => auth.checkOtherWriters(),
-    busy: () => inFlight > 0,
+    busy,
     ...(options.bookkeepingDelayMs !== undefined && { delayMs: options.bookkeepingDelayMs }),
   })
   // Metered before being written: a re-seed first stores what is queued, so it counts everything once.
