@@ -60,28 +60,6 @@ describe('after-answer queue', () => {
     expect(calls).toEqual(['work 1', 'work 2', 'after', 'work 3', 'after', 'error look failed'])
   })
 
-  it('shows each held item to forEachHeld, in order, and keeps it held for its work', () => {
-    const seen: string[] = []
-    const errors: unknown[] = []
-    const queue = createAfterAnswerQueue<number>({
-      work: (item) => seen.push(`work ${item}`),
-      onError: (error) => errors.push(error),
-      delayMs: 60_000,
-    })
-    queue.forEachHeld((item) => seen.push(`visit ${item}`))
-    expect(seen).toEqual([])
-    for (const item of [1, 2, 3]) queue.add(item)
-    queue.forEachHeld((item) => {
-      if (item === 2) throw new Error('cost 2 is bad')
-      seen.push(`visit ${item}`)
-    })
-    expect(seen).toEqual(['visit 1', 'visit 3'])
-    expect(errors).toEqual([new Error('cost 2 is bad')])
-    expect(queue.size).toBe(3)
-    queue.drain()
-    expect(seen).toEqual(['visit 1', 'visit 3', 'work 1', 'work 2', 'work 3'])
-  })
-
   it('goes on past an item whose work throws, and reports it', () => {
     const done: number[] = []
     const errors: unknown[] = []
