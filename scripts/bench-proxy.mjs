@@ -10,7 +10,14 @@ import { createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { CLOCK_TICKS, machineCpuSince, machineTicks, nodeFlagsFrom, percentile } from './bench-support.mjs'
+import {
+  CLOCK_TICKS,
+  machineCpuSince,
+  machineTicks,
+  nodeFlagsFrom,
+  percentile,
+  percentileOfSorted,
+} from './bench-support.mjs'
 import { seededRandom } from './seeded-random.mjs'
 
 const here = path.dirname(new URL(import.meta.url).pathname)
@@ -369,14 +376,13 @@ export function small99Interval(results, name, { iterations = 200, seed = 99 } =
   const turns = Math.min(...samples.map((kind) => kind.length))
   const random = seededRandom(seed)
   const drawn = samples.map(() => new Float64Array(turns))
-  const p99 = (sorted) => sorted[Math.min(turns - 1, Math.ceil(0.99 * turns) - 1)]
   const ratios = []
   for (let iteration = 0; iteration < iterations; iteration++) {
     for (let index = 0; index < turns; index++) {
       const turn = Math.floor(random() * turns)
       for (let kind = 0; kind < samples.length; kind++) drawn[kind][index] = samples[kind][turn]
     }
-    const [direct, minimal, target] = drawn.map((kind) => p99(kind.sort()))
+    const [direct, minimal, target] = drawn.map((kind) => percentileOfSorted(kind.sort(), 99))
     ratios.push((target - direct) / (minimal - direct))
   }
   return [percentile(ratios, 2.5), percentile(ratios, 97.5)]

@@ -15,7 +15,14 @@ export function nodeFlagsFrom(name) {
 }
 
 export function percentile(values, p) {
-  const sorted = [...values].sort((a, b) => a - b)
+  return percentileOfSorted(
+    [...values].sort((a, b) => a - b),
+    p,
+  )
+}
+
+/** The `p`th percentile of values already sorted ascending (nearest rank), without a copy. */
+export function percentileOfSorted(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
 }
 

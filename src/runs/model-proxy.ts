@@ -223,8 +223,7 @@ export function createModelProxy(options: {
   function budgetExceeded(session: ProxySession): string | undefined | Promise<string | undefined> {
     if (!mayHaveBudget(session)) return undefined
     // Every request answered before this one counts already: it was metered when it was recorded.
-    const configured = config.agents[session.profile]
-    const budget = configured?.budget
+    const budget = config.agents[session.profile]?.budget
     if (budget) {
       const spent = budgets.spentFromMemory(session.userId, session.profile, budget)
       if (spent !== undefined && spent < budget.usd) return undefined
