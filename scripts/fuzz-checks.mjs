@@ -29,9 +29,16 @@ export async function startSink() {
   }
 }
 
-// The proxy's request log (and each node's heartbeat) may change; nothing else may. Columns that record
+// The proxy's request log with its per-minute sums (and each node's heartbeat) may change; nothing else may. Columns that record
 // a credential's last use change on every authenticated request and are not state a caller controls.
-const VOLATILE_TABLES = new Set(['proxy_requests', 'nodes', 'kysely_migration', 'kysely_migration_lock'])
+const VOLATILE_TABLES = new Set([
+  'proxy_requests',
+  'proxy_spend',
+  'proxy_usage',
+  'nodes',
+  'kysely_migration',
+  'kysely_migration_lock',
+])
 const VOLATILE_COLUMNS = /^(last_used_at|last_seen_at|heartbeat_at|updated_at)$/
 
 /** A digest per row of every table, keyed by table. */

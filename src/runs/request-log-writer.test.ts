@@ -23,6 +23,16 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
     })
   const stored = async () =>
     (await testStore.store.forUser(userId).proxyRequests.totalsForRun(runId)).requests
+  /** What the usage report counts over all time: its requests, and the runs they were of. */
+  const reported = async () => {
+    const cells = await testStore.store
+      .forUser(userId)
+      .usage.cells({ from: '2000-01-01T00:00:00.000Z', to: '2999-01-01T00:00:00.000Z' })
+    return {
+      requests: cells.reduce((sum, cell) => sum + cell.requests, 0),
+      runIds: cells.flatMap((cell) => cell.runIds).sort(),
+    }
+  }
   /** Waits until `count` rows of the run are stored (30 s at most). */
   const storedReach = async (count: number, what: string) => {
     const deadline = Date.now() + 30_000
@@ -156,6 +166,7 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
     expect(await stored()).toBe(1)
     expect(await spent()).toBe(0.5)
     expect(await testStore.store.forUser(userId).proxyRequests.listForRun('run_deleted')).toEqual([])
+    expect(await reported()).toEqual({ requests: 1, runIds: [runId] })
   })
 
   it("deletes a run's rows with the run, also when its conversation's deletion deletes it", async () => {
@@ -176,12 +187,63 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
     writer.add(userId, { ...row(), runId: inConversation })
     await writer.flush()
     expect((await scope.proxyRequests.totalsForRun(inConversation)).requests).toBe(2)
+    expect(await reported()).toEqual({ requests: 3, runIds: [runId, inConversation].sort() })
     await scope.conversations.delete(conversation.id)
     expect((await scope.proxyRequests.totalsForRun(inConversation)).requests).toBe(0)
     expect(await stored()).toBe(1)
+    expect(await reported()).toEqual({ requests: 1, runIds: [runId] })
     // Budgets keep what was spent: the money went.
     const since = new Date(Date.now() - 60_000).toISOString()
     expect(await scope.proxyRequests.spentSince('reviewer', since)).toBe(1.5)
+  })
+
+  it('sums what it stores per minute, profile and run for the usage report, batch after batch', async () => {
+    writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 600_000 })
+    const at = (minute: string, fields: Partial<Parameters<typeof proxyRequestRow>[0]> = {}) =>
+      proxyRequestRow({
+        id: `u${++rows}`,
+        profile: 'reviewer',
+        startedAt: `2026-03-01T10:${minute}.000Z`,
+        costUsd: 0.25,
+        runId,
+        ...fields,
+      })
+    writer.add(userId, at('00:01'))
+    writer.add(userId, at('00:59', { costUsd: null }))
+    writer.add(userId, at('00:30', { runId: null, costUsd: 1 }))
+    // Refused by the provider: in the log, not in the usage (as the report always counted).
+    writer.add(userId, at('00:40', { status: 429, costUsd: null }))
+    await writer.flush()
+    // A later batch adds to the same minute's sums; another minute of the same day joins its day.
+    writer.add(
+      userId,
+      at('00:02', { usage: { inputTokens: 5, outputTokens: 2, cacheReadTokens: 7, cacheWriteTokens: 3 } }),
+    )
+    writer.add(userId, at('01:00'))
+    await writer.flush()
+
+    const cells = await testStore.store
+      .forUser(userId)
+      .usage.cells({ from: '2026-03-01T00:00:00.000Z', to: '2026-03-01T23:59:59.999Z' })
+    expect(cells).toEqual([
+      expect.objectContaining({
+        agent: 'reviewer',
+        day: '2026-03-01',
+        inputTokens: 10 * 4 + 5,
+        outputTokens: 4 + 2,
+        cacheReadTokens: 7,
+        cacheWriteTokens: 3,
+        costUsd: 0.25 * 3 + 1,
+        unpriced: 1,
+        requests: 5,
+        runIds: [runId],
+      }),
+    ])
+    // The minutes a range's ends fall in count whole.
+    const tenOClock = await testStore.store
+      .forUser(userId)
+      .usage.cells({ from: '2026-03-01T10:00:30.000Z', to: '2026-03-01T10:00:45.000Z' })
+    expect(tenOClock[0]).toMatchObject({ requests: 4, costUsd: 0.25 * 2 + 1 })
   })
 
   it('keeps every field of a row', async () => {

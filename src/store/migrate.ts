@@ -22,6 +22,7 @@ import * as proxySpend from './migrations/0018-proxy-spend.js'
 import * as uncheckedRunKeys from './migrations/0019-unchecked-run-keys.js'
 import * as unfinalizedRunsIndex from './migrations/0020-unfinalized-runs-index.js'
 import * as partialRunIndex from './migrations/0021-partial-run-index.js'
+import * as proxyUsage from './migrations/0022-proxy-usage.js'
 import type { Database } from './schema.js'
 import { VERSION } from '../version.js'
 
@@ -46,6 +47,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0019-unchecked-run-keys': uncheckedRunKeys,
   '0020-unfinalized-runs-index': unfinalizedRunsIndex,
   '0021-partial-run-index': partialRunIndex,
+  '0022-proxy-usage': proxyUsage,
 }
 
 export async function migrateToLatest(db: Kysely<Database>, engine: 'sqlite' | 'postgres'): Promise<void> {

@@ -13,7 +13,7 @@ import type { Kysely } from 'kysely'
 import pg from 'pg'
 import { copyField, copyFromMemory, CopyRows } from './postgres-copy.js'
 import { createChunkedInsert } from './sqlite-chunked-insert.js'
-import type { Database, ProxyRequestsTable, ProxySpendTable } from './schema.js'
+import type { Database, ProxyRequestsTable, ProxySpendTable, ProxyUsageTable } from './schema.js'
 
 const { escapeLiteral } = pg
 
@@ -78,6 +78,70 @@ export function spendOf(
   return [...sums.values()]
 }
 
+/**
+ * What a batch adds to proxy_usage, the per-minute sums the usage report reads (migration 0022): one row per
+ * user, minute, profile and run (run_id '' for none) of its answered requests (status < 400).
+ */
+export function usageOf(rows: readonly ProxyRequestsTable[]): ProxyUsageTable[] {
+  const sums = new Map<string, ProxyUsageTable>()
+  for (const row of rows) {
+    if (row.status >= 400) continue
+    const minute = row.started_at.slice(0, 16)
+    const runId = row.run_id ?? ''
+    const key = `${row.user_id}\0${minute}\0${row.profile}\0${runId}`
+    const priced = row.cost_usd !== null && row.cost_usd !== undefined
+    let usage = sums.get(key)
+    if (!usage) {
+      usage = {
+        user_id: row.user_id,
+        minute,
+        profile: row.profile,
+        run_id: runId,
+        input_tokens: 0,
+        output_tokens: 0,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+        cost_usd: 0,
+        priced: 0,
+        requests: 0,
+      }
+      sums.set(key, usage)
+    }
+    usage.input_tokens += row.input_tokens ?? 0
+    usage.output_tokens += row.output_tokens ?? 0
+    usage.cache_read_tokens += row.cache_read_tokens ?? 0
+    usage.cache_write_tokens += row.cache_write_tokens ?? 0
+    if (priced) {
+      usage.cost_usd += row.cost_usd!
+      usage.priced++
+    }
+    usage.requests++
+  }
+  return [...sums.values()]
+}
+
+/** proxy_usage's columns, in the order the appenders give their values. */
+export const USAGE_COLUMNS = [
+  'user_id',
+  'minute',
+  'profile',
+  'run_id',
+  'input_tokens',
+  'output_tokens',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'cost_usd',
+  'priced',
+  'requests',
+] as const satisfies readonly (keyof ProxyUsageTable)[]
+
+/** The sums' columns: a row already there adds the new one's. */
+export const USAGE_SUMS = USAGE_COLUMNS.slice(4)
+
+const ADD_USAGE =
+  'ON CONFLICT (user_id, minute, profile, run_id) DO UPDATE SET ' +
+  USAGE_SUMS.map((column) => `${column} = proxy_usage.${column} + excluded.${column}`).join(', ')
+
 const ADD_SPEND =
   'ON CONFLICT (user_id, profile, minute) DO UPDATE SET cost_usd = proxy_spend.cost_usd + excluded.cost_usd'
 
@@ -120,11 +184,15 @@ export function createSqliteProxyRequestsAppender(
     const addSpend = sqlite.prepare(
       `INSERT INTO proxy_spend (user_id, profile, minute, cost_usd) VALUES (?, ?, ?, ?) ${ADD_SPEND}`,
     )
+    const addUsage = sqlite.prepare(
+      `INSERT INTO proxy_usage (${USAGE_COLUMNS.join(', ')}) VALUES (${USAGE_COLUMNS.map(() => '?').join(', ')}) ${ADD_USAGE}`,
+    )
     return sqlite.transaction((rows: readonly ProxyRequestsTable[]) => {
       for (const row of rows) putValues(row, inserts.values, inserts.next())
       inserts.end()
       for (const spend of spendOf(rows))
         addSpend.run(spend.user_id, spend.profile, spend.minute, spend.cost_usd)
+      for (const usage of usageOf(rows)) addUsage.run(USAGE_COLUMNS.map((column) => usage[column]))
     })
   }
   return async (rows) => {
@@ -197,6 +265,25 @@ export function createPostgresProxyRequestsAppender(pool: pg.Pool): ProxyRequest
           'AS spend(user_id, profile, minute, cost_usd, run_id) ' +
           'WHERE run_id IS NULL OR EXISTS (SELECT 1 FROM runs WHERE runs.id = spend.run_id) ' +
           `GROUP BY user_id, profile, minute ${ADD_SPEND}`,
+      )
+    }
+    const usages = usageOf(rows)
+    if (usages.length > 0) {
+      const values = usages
+        .map(
+          (usage) =>
+            `(${escapeLiteral(usage.user_id)}, ${escapeLiteral(usage.minute)}, ${escapeLiteral(usage.profile)}, ` +
+            `${escapeLiteral(usage.run_id)}, ${usage.input_tokens}, ${usage.output_tokens}, ` +
+            `${usage.cache_read_tokens}, ${usage.cache_write_tokens}, ${finite(usage.cost_usd)}::float8, ` +
+            `${usage.priced}, ${usage.requests})`,
+        )
+        .join(', ')
+      // Each key comes once in a batch (usageOf): no row of it meets another of it in the upsert.
+      statements.push(
+        `INSERT INTO proxy_usage (${USAGE_COLUMNS.join(', ')}) SELECT * FROM (VALUES ${values}) ` +
+          `AS batch(${USAGE_COLUMNS.join(', ')}) ` +
+          "WHERE run_id = '' OR EXISTS (SELECT 1 FROM runs WHERE runs.id = batch.run_id) " +
+          ADD_USAGE,
       )
     }
     await copyFromMemory(pool, statements.join('; '), data)

@@ -261,6 +261,28 @@ export interface ProxySpendTable {
   cost_usd: number
 }
 
+/**
+ * What a profile's answered requests (status < 400) used through the proxy in one minute, per run: the usage
+ * report sums these, not every request (migration 0022).
+ */
+export interface ProxyUsageTable {
+  user_id: string
+  /** `YYYY-MM-DDTHH:MM` (UTC), the minute of the requests' started_at. */
+  minute: string
+  profile: string
+  /** '' for requests of no run (a `hangar env` token). */
+  run_id: string
+  input_tokens: number
+  output_tokens: number
+  cache_read_tokens: number
+  cache_write_tokens: number
+  /** The priced requests' costs, summed. */
+  cost_usd: number
+  /** How many of `requests` were priced. */
+  priced: number
+  requests: number
+}
+
 /** A daemon sharing this store, and when it last said it was alive. */
 export interface NodesTable {
   id: string
@@ -484,6 +506,7 @@ export interface Database {
   workspaces: WorkspacesTable
   proxy_requests: ProxyRequestsTable
   proxy_spend: ProxySpendTable
+  proxy_usage: ProxyUsageTable
   nodes: NodesTable
   projects: ProjectsTable
   project_members: ProjectMembersTable

@@ -51,6 +51,38 @@ export async function freshPostgresUrl(options: { migrated?: boolean } = {}): Pr
   return url.toString()
 }
 
+/**
+ * A database of its own, for a test that migrates down: a down migration drops tables, and Kysely's migrator
+ * lists the tables of every schema of its database, which fails on a table dropped in the middle of the
+ * listing (the other tests' schemas share this run's database). `drop()` removes it.
+ */
+export async function freshPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const runUrl = inject('postgresUrl')
+  const name = `hangar_t_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: runUrl })
+    await client.connect()
+    try {
+      await client.query(statement)
+    } finally {
+      await client.end()
+    }
+  }
+  await admin(`CREATE DATABASE ${name}`)
+  const url = new URL(runUrl)
+  url.pathname = `/${name}`
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
+}
+
+/**
+ * Both engines for a migration test that migrates down: SQLite in the test's data dir (`url` undefined),
+ * PostgreSQL in a database of its own (freshPostgresDatabase). `drop()` once done.
+ */
+export const MIGRATION_ENGINES = [
+  { name: 'sqlite', database: async () => ({ url: undefined, drop: async () => {} }) },
+  { name: 'postgres', database: freshPostgresDatabase },
+] as const
+
 export const STORE_ENGINES: StoreEngine[] = [
   {
     name: 'sqlite',

@@ -6,14 +6,9 @@ import path from 'node:path'
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { migrateTo } from '../../../test/helpers/migrate-to.js'
-import { freshPostgresUrl } from '../../../test/helpers/store-engines.js'
+import { MIGRATION_ENGINES } from '../../../test/helpers/store-engines.js'
 import { migrateToLatest } from '../migrate.js'
 import { type DatabaseHandle, openDatabase } from '../open-database.js'
-
-const ENGINES = [
-  { name: 'sqlite', url: async () => undefined, unchecked: false },
-  { name: 'postgres', url: freshPostgresUrl, unchecked: true },
-] as const
 
 /** How many foreign keys the request log and run events have. */
 async function foreignKeys(handle: DatabaseHandle): Promise<{ proxyRequests: number; runEvents: number }> {
@@ -28,13 +23,15 @@ async function foreignKeys(handle: DatabaseHandle): Promise<{ proxyRequests: num
   return { proxyRequests: await count('proxy_requests'), runEvents: await count('run_events') }
 }
 
-describe.each(ENGINES)('migration 0019-unchecked-run-keys ($name)', (engine) => {
+// PostgreSQL in a database of its own: the test migrates down, and a down drops tables.
+describe.each(MIGRATION_ENGINES)('migration 0019-unchecked-run-keys ($name)', (engine) => {
   it('drops the foreign keys on PostgreSQL only, and its down restores them', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-migration-'))
-    const handle = await openDatabase({ dataDir, url: await engine.url() })
+    const database = await engine.database()
+    const handle = await openDatabase({ dataDir, url: database.url })
     try {
       const checked = { proxyRequests: 2, runEvents: 1 }
-      const latest = engine.unchecked ? { proxyRequests: 0, runEvents: 0 } : checked
+      const latest = engine.name === 'postgres' ? { proxyRequests: 0, runEvents: 0 } : checked
       await migrateToLatest(handle.db, handle.engine)
       expect(await foreignKeys(handle)).toEqual(latest)
       await migrateTo(handle, '0018-proxy-spend')
@@ -43,6 +40,7 @@ describe.each(ENGINES)('migration 0019-unchecked-run-keys ($name)', (engine) => 
       expect(await foreignKeys(handle)).toEqual(latest)
     } finally {
       await handle.close()
+      await database.drop()
     }
   })
 })

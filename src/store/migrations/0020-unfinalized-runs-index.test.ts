@@ -7,14 +7,9 @@ import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { migrateTo } from '../../../test/helpers/migrate-to.js'
 import { queryPlan } from '../../../test/helpers/query-plan.js'
-import { freshPostgresUrl } from '../../../test/helpers/store-engines.js'
+import { MIGRATION_ENGINES } from '../../../test/helpers/store-engines.js'
 import { migrateToLatest } from '../migrate.js'
 import { type DatabaseHandle, openDatabase } from '../open-database.js'
-
-const ENGINES = [
-  { name: 'sqlite', url: async () => undefined },
-  { name: 'postgres', url: freshPostgresUrl },
-] as const
 
 /** The unfinalized runs, as runs-repository's `unfinalized` asks for them. */
 const PLANNED = 'select * from runs where workspace_sync is not null'
@@ -29,10 +24,12 @@ async function runsIndexes(handle: DatabaseHandle): Promise<string[]> {
   return (await query.execute(handle.db)).rows.map((row) => row.name)
 }
 
-describe.each(ENGINES)('migration 0020-unfinalized-runs-index ($name)', (engine) => {
+// PostgreSQL in a database of its own: the test migrates down, and a down drops tables.
+describe.each(MIGRATION_ENGINES)('migration 0020-unfinalized-runs-index ($name)', (engine) => {
   it('finds the unfinalized runs through an index of their own, and its down drops it', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-migration-'))
-    const handle = await openDatabase({ dataDir, url: await engine.url() })
+    const database = await engine.database()
+    const handle = await openDatabase({ dataDir, url: database.url })
     try {
       await migrateToLatest(handle.db, handle.engine)
       expect(await queryPlan(handle, PLANNED)).toMatch(/runs_unfinalized_idx/)
@@ -41,6 +38,7 @@ describe.each(ENGINES)('migration 0020-unfinalized-runs-index ($name)', (engine)
       expect(await runsIndexes(handle)).not.toContain('runs_unfinalized_idx')
     } finally {
       await handle.close()
+      await database.drop()
     }
   })
 })

@@ -7,14 +7,9 @@ import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { migrateTo } from '../../../test/helpers/migrate-to.js'
 import { queryPlan } from '../../../test/helpers/query-plan.js'
-import { freshPostgresUrl } from '../../../test/helpers/store-engines.js'
+import { MIGRATION_ENGINES } from '../../../test/helpers/store-engines.js'
 import { migrateToLatest } from '../migrate.js'
 import { type DatabaseHandle, openDatabase } from '../open-database.js'
-
-const ENGINES = [
-  { name: 'sqlite', url: async () => undefined },
-  { name: 'postgres', url: freshPostgresUrl },
-] as const
 
 /** A run's requests, as proxy-requests-repository's `listForRun` asks for them. */
 const PLANNED = "select * from proxy_requests where user_id = 'usr_a' and run_id = 'run_a'"
@@ -30,10 +25,12 @@ async function runIndex(handle: DatabaseHandle): Promise<string> {
   return (await query.execute(handle.db)).rows[0]?.definition ?? ''
 }
 
-describe.each(ENGINES)('migration 0021-partial-run-index ($name)', (engine) => {
+// PostgreSQL in a database of its own: the test migrates down, and a down drops tables.
+describe.each(MIGRATION_ENGINES)('migration 0021-partial-run-index ($name)', (engine) => {
   it('indexes only the requests of a run, finds a run’s requests through it, and its down indexes all', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'hangar-migration-'))
-    const handle = await openDatabase({ dataDir, url: await engine.url() })
+    const database = await engine.database()
+    const handle = await openDatabase({ dataDir, url: database.url })
     try {
       await migrateToLatest(handle.db, handle.engine)
       expect(await runIndex(handle)).toMatch(/where \(?"?run_id"? is not null\)?/i)
@@ -43,6 +40,7 @@ describe.each(ENGINES)('migration 0021-partial-run-index ($name)', (engine) => {
       expect(await runIndex(handle)).not.toMatch(/where/i)
     } finally {
       await handle.close()
+      await database.drop()
     }
   })
 })

@@ -3,7 +3,7 @@
 import type { UsageTotals } from '../../core/events.js'
 import type { ProxyRequestsTable } from '../schema.js'
 import { fromJson, type RepositoryContext, toCount } from './context.js'
-import { spendOf } from '../proxy-requests-appender.js'
+import { spendOf, USAGE_SUMS, usageOf } from '../proxy-requests-appender.js'
 
 export interface ProxyRequestFeed {
   name: string
@@ -99,8 +99,29 @@ function toRow(userId: string, input: NewProxyRequest) {
   }
 }
 
-/** What rows inserted through Kysely add to the per-minute spend budgets read (the appenders do it themselves). */
-async function addSpend(context: RepositoryContext, rows: readonly ProxyRequestsTable[]): Promise<void> {
+/**
+ * What rows inserted through Kysely add to the per-minute sums, the spend budgets read and the usage the
+ * report reads (the appenders do it themselves).
+ */
+async function addSums(context: RepositoryContext, rows: readonly ProxyRequestsTable[]): Promise<void> {
+  const usage = usageOf(rows)
+  if (usage.length > 0)
+    await context.db
+      .insertInto('proxy_usage')
+      .values(usage)
+      .onConflict((conflict) =>
+        conflict
+          .columns(['user_id', 'minute', 'profile', 'run_id'])
+          .doUpdateSet((eb) =>
+            Object.fromEntries(
+              USAGE_SUMS.map((column) => [
+                column,
+                eb(`proxy_usage.${column}`, '+', eb.ref(`excluded.${column}`)),
+              ]),
+            ),
+          ),
+      )
+      .execute()
   const spend = spendOf(rows)
   if (spend.length === 0) return
   await context.db
@@ -130,7 +151,7 @@ export function createProxyRequestLog(context: RepositoryContext) {
       for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
         const values = rows.slice(start, start + ROWS_PER_INSERT).map(({ userId, row }) => toRow(userId, row))
         await context.db.insertInto('proxy_requests').values(values).execute()
-        await addSpend(context, values)
+        await addSums(context, values)
       }
     },
   }
@@ -142,7 +163,7 @@ export function createProxyRequestsRepository(context: RepositoryContext, userId
     async record(input: NewProxyRequest): Promise<void> {
       const row = toRow(userId, input)
       await db.insertInto('proxy_requests').values(row).execute()
-      await addSpend(context, [row])
+      await addSums(context, [row])
     },
     async listForRun(runId: string): Promise<ProxyRequestRecord[]> {
       const rows = await db

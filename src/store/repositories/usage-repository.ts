@@ -1,6 +1,6 @@
 // Usage over time, per agent and UTC day, for GET /api/usage. Two sources, never counted twice: every
-// request the proxy metered (runs and `hangar env` tokens alike), and the runs that were not proxied but
-// reported their own usage. A proxied run whose cost is the agent's own figure (the proxy could not price
+// request the proxy metered (runs and `hangar env` tokens alike, summed per minute in proxy_usage), and the
+// runs that were not proxied but reported their own usage. A proxied run whose cost is the agent's own figure (the proxy could not price
 // all of its requests) counts that figure once, not its requests' costs. A request or run nobody priced
 // counts in `unpriced`, never as $0. `substr(…, 1, 10)` of an ISO-8601 UTC timestamp is its day on both
 // engines.
@@ -47,27 +47,29 @@ export function createUsageRepository(context: RepositoryContext, userId: string
   return {
     /** Cells of the usage between `from` and `to` (ISO-8601, both inclusive), in no particular order. */
     async cells(range: { from: string; to: string }): Promise<UsageCell[]> {
-      // Per run (null: a `hangar env` token's requests), so a run costed by its agent can be told apart.
-      const proxied = await db
-        .selectFrom('proxy_requests')
-        .select((eb) => [
-          'profile',
-          'run_id',
-          eb.fn<string>('substr', ['started_at', eb.val(1), eb.val(10)]).as('day'),
-          eb.fn.sum<number>('input_tokens').as('input'),
-          eb.fn.sum<number>('output_tokens').as('output'),
-          eb.fn.sum<number>('cache_read_tokens').as('cacheRead'),
-          eb.fn.sum<number>('cache_write_tokens').as('cacheWrite'),
-          eb.fn.sum<number>('cost_usd').as('cost'),
-          eb.fn.count<number>('cost_usd').as('priced'),
-          eb.fn.countAll<number>().as('requests'),
-        ])
-        .where('user_id', '=', userId)
-        .where('status', '<', 400)
-        .where('started_at', '>=', range.from)
-        .where('started_at', '<=', range.to)
-        .groupBy(['profile', 'run_id', 'day'])
-        .execute()
+      // Per run ('': a `hangar env` token's requests), so a run costed by its agent can be told apart. From
+      // the per-minute sums (proxy_usage), so the minutes `from` and `to` fall in count whole.
+      const proxied = (
+        await db
+          .selectFrom('proxy_usage')
+          .select((eb) => [
+            'profile',
+            'run_id',
+            eb.fn<string>('substr', ['minute', eb.val(1), eb.val(10)]).as('day'),
+            eb.fn.sum<number>('input_tokens').as('input'),
+            eb.fn.sum<number>('output_tokens').as('output'),
+            eb.fn.sum<number>('cache_read_tokens').as('cacheRead'),
+            eb.fn.sum<number>('cache_write_tokens').as('cacheWrite'),
+            eb.fn.sum<number>('cost_usd').as('cost'),
+            eb.fn.sum<number>('priced').as('priced'),
+            eb.fn.sum<number>('requests').as('requests'),
+          ])
+          .where('user_id', '=', userId)
+          .where('minute', '>=', range.from.slice(0, 16))
+          .where('minute', '<=', range.to.slice(0, 16))
+          .groupBy(['profile', 'run_id', 'day'])
+          .execute()
+      ).map((row) => ({ ...row, run_id: row.run_id === '' ? null : row.run_id }))
       const proxiedRunIds = [...new Set(proxied.flatMap((row) => (row.run_id ? [row.run_id] : [])))]
       const agentCosted = await agentCostedRuns(proxiedRunIds)
       // Runs the proxy never saw: their totals are what the agent itself reported.
