@@ -232,6 +232,20 @@ describe('createUsageMeter', () => {
     })
   })
 
+  it('reads a count that is no whole number, or beyond what the request log holds, as one it can store', () => {
+    const body = JSON.stringify({
+      model: 'claude-haiku-4-5-20251001',
+      usage: { input_tokens: 5.6, output_tokens: 1e30, cache_read_input_tokens: 0.2 },
+    })
+    expect(meter('anthropic', false, [Buffer.from(body)])).toEqual({
+      model: 'claude-haiku-4-5-20251001',
+      inputTokens: 6,
+      outputTokens: 2_147_483_647,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+    })
+  })
+
   it('reads OpenAI Chat SSE from the usage chunk, cached tokens taken out of the input, split anywhere', () => {
     expectEverySplit('openai-chat', OPENAI_CHAT_STREAM, {
       model: 'gpt-4.1-2025-04-14',

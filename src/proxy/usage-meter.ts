@@ -54,8 +54,12 @@ function asObject(value: unknown): JsonObject | undefined {
     : undefined
 }
 
+/** The most a request-log column holds (a 32-bit integer on PostgreSQL): far above any real request's tokens. */
+const MAX_TOKENS = 2_147_483_647
+
+/** A token count: a whole number (the request log's columns hold no fractions). */
 function count(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.round(value) : undefined
 }
 
 function parseJson(text: string): unknown {
@@ -272,7 +276,16 @@ export function createUsageMeter(
 
   function finish(found: { tokens?: Tokens; model?: string }): MeteredUsage | undefined {
     if (!found.tokens) return undefined
-    const usage: MeteredUsage = { ...found.tokens }
+    // In the request log's range: an upstream that sends a huge count would otherwise fail its batch's insert,
+    // and every row of that batch be written alone.
+    const { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens } = found.tokens
+    const usage: MeteredUsage = {
+      ...found.tokens,
+      inputTokens: Math.min(inputTokens, MAX_TOKENS),
+      outputTokens: Math.min(outputTokens, MAX_TOKENS),
+      cacheReadTokens: Math.min(cacheReadTokens, MAX_TOKENS),
+      cacheWriteTokens: Math.min(cacheWriteTokens, MAX_TOKENS),
+    }
     const name = found.model ?? model
     if (name !== undefined) usage.model = name
     return usage
