@@ -44,53 +44,51 @@ export const COLUMNS = [
 
 const INTO = `INSERT INTO proxy_requests (${COLUMNS.join(', ')})`
 
-/**
- * What a batch adds to proxy_spend, the per-minute sums budgets read (migration 0018): one row per user,
- * profile and minute, summed here so a batch makes one upsert per minute it spans, not one per request.
- * `byRun` keeps each run's sum apart too (with its run_id), for a writer that counts a run's spend only
- * while the run is there.
- */
-export function spendOf(rows: readonly ProxyRequestsTable[]): ProxySpendTable[]
-export function spendOf(
-  rows: readonly ProxyRequestsTable[],
-  options: { byRun: true },
-): (ProxySpendTable & { run_id: string | null })[]
-export function spendOf(
-  rows: readonly ProxyRequestsTable[],
-  options: { byRun?: boolean } = {},
-): (ProxySpendTable & { run_id?: string | null })[] {
-  const sums = new Map<string, ProxySpendTable & { run_id?: string | null }>()
-  for (const row of rows) {
-    if (row.cost_usd === null || row.cost_usd === undefined) continue
-    const minute = row.started_at.slice(0, 16)
-    const key = `${row.user_id}\0${row.profile}\0${minute}${options.byRun ? `\0${row.run_id ?? ''}` : ''}`
-    const spend = sums.get(key)
-    if (spend) spend.cost_usd += row.cost_usd
-    else
-      sums.set(key, {
-        user_id: row.user_id,
-        profile: row.profile,
-        minute,
-        cost_usd: row.cost_usd,
-        ...(options.byRun && { run_id: row.run_id }),
-      })
-  }
-  return [...sums.values()]
-}
+type RunSpend = ProxySpendTable & { run_id: string | null }
 
 /**
- * What a batch adds to proxy_usage, the per-minute sums the usage report reads (migration 0022): one row per
- * user, minute, profile and run (run_id '' for none) of its answered requests (status < 400).
+ * What a batch adds to the per-minute sums, in one pass over its rows, so it makes one upsert per minute it
+ * spans, not one per request:
+ * - `spend`, to proxy_spend, which budgets read (migration 0018): every priced request, per user, profile and
+ *   minute. `spendByRun` keeps each run's sum apart too (with its run_id), for a writer that counts a run's
+ *   spend only while the run is there.
+ * - `usage`, to proxy_usage, which the usage report reads (migration 0022): the answered requests (status <
+ *   400), per user, minute, profile and run (run_id '' for none).
  */
-export function usageOf(rows: readonly ProxyRequestsTable[]): ProxyUsageTable[] {
-  const sums = new Map<string, ProxyUsageTable>()
+export function sumsOf(rows: readonly ProxyRequestsTable[]): {
+  spend: ProxySpendTable[]
+  usage: ProxyUsageTable[]
+}
+export function sumsOf(
+  rows: readonly ProxyRequestsTable[],
+  options: { spendByRun: true },
+): { spend: RunSpend[]; usage: ProxyUsageTable[] }
+export function sumsOf(
+  rows: readonly ProxyRequestsTable[],
+  options: { spendByRun?: boolean } = {},
+): { spend: (ProxySpendTable & { run_id?: string | null })[]; usage: ProxyUsageTable[] } {
+  const spends = new Map<string, ProxySpendTable & { run_id?: string | null }>()
+  const usages = new Map<string, ProxyUsageTable>()
   for (const row of rows) {
-    if (row.status >= 400) continue
     const minute = row.started_at.slice(0, 16)
     const runId = row.run_id ?? ''
-    const key = `${row.user_id}\0${minute}\0${row.profile}\0${runId}`
     const priced = row.cost_usd !== null && row.cost_usd !== undefined
-    let usage = sums.get(key)
+    if (priced) {
+      const key = `${row.user_id}\0${row.profile}\0${minute}${options.spendByRun ? `\0${runId}` : ''}`
+      const spend = spends.get(key)
+      if (spend) spend.cost_usd += row.cost_usd!
+      else
+        spends.set(key, {
+          user_id: row.user_id,
+          profile: row.profile,
+          minute,
+          cost_usd: row.cost_usd!,
+          ...(options.spendByRun && { run_id: row.run_id }),
+        })
+    }
+    if (row.status >= 400) continue
+    const key = `${row.user_id}\0${minute}\0${row.profile}\0${runId}`
+    let usage = usages.get(key)
     if (!usage) {
       usage = {
         user_id: row.user_id,
@@ -105,7 +103,7 @@ export function usageOf(rows: readonly ProxyRequestsTable[]): ProxyUsageTable[] 
         priced: 0,
         requests: 0,
       }
-      sums.set(key, usage)
+      usages.set(key, usage)
     }
     usage.input_tokens += row.input_tokens ?? 0
     usage.output_tokens += row.output_tokens ?? 0
@@ -117,7 +115,7 @@ export function usageOf(rows: readonly ProxyRequestsTable[]): ProxyUsageTable[] 
     }
     usage.requests++
   }
-  return [...sums.values()]
+  return { spend: [...spends.values()], usage: [...usages.values()] }
 }
 
 /** proxy_usage's columns, in the order the appenders give their values. */
@@ -190,9 +188,9 @@ export function createSqliteProxyRequestsAppender(
     return sqlite.transaction((rows: readonly ProxyRequestsTable[]) => {
       for (const row of rows) putValues(row, inserts.values, inserts.next())
       inserts.end()
-      for (const spend of spendOf(rows))
-        addSpend.run(spend.user_id, spend.profile, spend.minute, spend.cost_usd)
-      for (const usage of usageOf(rows)) addUsage.run(USAGE_COLUMNS.map((column) => usage[column]))
+      const sums = sumsOf(rows)
+      for (const spend of sums.spend) addSpend.run(spend.user_id, spend.profile, spend.minute, spend.cost_usd)
+      for (const usage of sums.usage) addUsage.run(USAGE_COLUMNS.map((column) => usage[column]))
     })
   }
   return async (rows) => {
@@ -241,8 +239,8 @@ export function createPostgresProxyRequestsAppender(pool: pg.Pool): ProxyRequest
       data.add(copyRow(row))
       if (row.run_id !== null) runIds.add(row.run_id)
     }
-    // Per run too: a deleted run's rows add nothing.
-    const spends = spendOf(rows, { byRun: true })
+    // The spend per run too: a deleted run's rows add nothing.
+    const { spend: spends, usage: usages } = sumsOf(rows, { spendByRun: true })
     const statements = [NO_WAIT_FOR_WAL_FLUSH, COPY_REQUESTS]
     if (runIds.size > 0) {
       const ids = [...runIds].map((id) => escapeLiteral(id)).join(', ')
@@ -267,7 +265,6 @@ export function createPostgresProxyRequestsAppender(pool: pg.Pool): ProxyRequest
           `GROUP BY user_id, profile, minute ${ADD_SPEND}`,
       )
     }
-    const usages = usageOf(rows)
     if (usages.length > 0) {
       const values = usages
         .map(
@@ -278,7 +275,7 @@ export function createPostgresProxyRequestsAppender(pool: pg.Pool): ProxyRequest
             `${usage.priced}, ${usage.requests})`,
         )
         .join(', ')
-      // Each key comes once in a batch (usageOf): no row of it meets another of it in the upsert.
+      // Each key comes once in a batch (sumsOf): no row of it meets another of it in the upsert.
       statements.push(
         `INSERT INTO proxy_usage (${USAGE_COLUMNS.join(', ')}) SELECT * FROM (VALUES ${values}) ` +
           `AS batch(${USAGE_COLUMNS.join(', ')}) ` +

@@ -35,17 +35,11 @@ export async function makeTempDir(prefix = 'hangar-test-'): Promise<string> {
 export async function freshPostgresUrl(options: { migrated?: boolean } = {}): Promise<string> {
   const runUrl = inject('postgresUrl')
   const schema = `s_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
-  const client = new pg.Client({ connectionString: runUrl })
-  await client.connect()
-  try {
-    await client.query(
-      options.migrated
-        ? inject('migratedSchemaSql').replaceAll(TEMPLATE_SCHEMA, schema)
-        : `CREATE SCHEMA ${schema}`,
-    )
-  } finally {
-    await client.end()
-  }
+  await onRunDatabase(
+    options.migrated
+      ? inject('migratedSchemaSql').replaceAll(TEMPLATE_SCHEMA, schema)
+      : `CREATE SCHEMA ${schema}`,
+  )
   const url = new URL(runUrl)
   url.searchParams.set('options', `-c search_path=${schema}`)
   return url.toString()
@@ -57,21 +51,22 @@ export async function freshPostgresUrl(options: { migrated?: boolean } = {}): Pr
  * listing (the other tests' schemas share this run's database). `drop()` removes it.
  */
 export async function freshPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const runUrl = inject('postgresUrl')
   const name = `hangar_t_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
-  const admin = async (statement: string) => {
-    const client = new pg.Client({ connectionString: runUrl })
-    await client.connect()
-    try {
-      await client.query(statement)
-    } finally {
-      await client.end()
-    }
-  }
-  await admin(`CREATE DATABASE ${name}`)
-  const url = new URL(runUrl)
+  await onRunDatabase(`CREATE DATABASE ${name}`)
+  const url = new URL(inject('postgresUrl'))
   url.pathname = `/${name}`
-  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
+  return { url: url.toString(), drop: () => onRunDatabase(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
+}
+
+/** Runs `statement` on a connection of its own to this run's database. */
+async function onRunDatabase(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: inject('postgresUrl') })
+  await client.connect()
+  try {
+    await client.query(statement)
+  } finally {
+    await client.end()
+  }
 }
 
 /**

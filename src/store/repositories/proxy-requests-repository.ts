@@ -3,7 +3,7 @@
 import type { UsageTotals } from '../../core/events.js'
 import type { ProxyRequestsTable } from '../schema.js'
 import { fromJson, type RepositoryContext, toCount } from './context.js'
-import { spendOf, USAGE_SUMS, usageOf } from '../proxy-requests-appender.js'
+import { sumsOf, USAGE_SUMS } from '../proxy-requests-appender.js'
 
 export interface ProxyRequestFeed {
   name: string
@@ -104,7 +104,7 @@ function toRow(userId: string, input: NewProxyRequest) {
  * report reads (the appenders do it themselves).
  */
 async function addSums(context: RepositoryContext, rows: readonly ProxyRequestsTable[]): Promise<void> {
-  const usage = usageOf(rows)
+  const { spend, usage } = sumsOf(rows)
   if (usage.length > 0)
     await context.db
       .insertInto('proxy_usage')
@@ -122,7 +122,6 @@ async function addSums(context: RepositoryContext, rows: readonly ProxyRequestsT
           ),
       )
       .execute()
-  const spend = spendOf(rows)
   if (spend.length === 0) return
   await context.db
     .insertInto('proxy_spend')

@@ -1,9 +1,9 @@
 // Usage over time, per agent and UTC day, for GET /api/usage. Two sources, never counted twice: every
 // request the proxy metered (runs and `hangar env` tokens alike, summed per minute in proxy_usage), and the
-// runs that were not proxied but reported their own usage. A proxied run whose cost is the agent's own figure (the proxy could not price
-// all of its requests) counts that figure once, not its requests' costs. A request or run nobody priced
-// counts in `unpriced`, never as $0. `substr(…, 1, 10)` of an ISO-8601 UTC timestamp is its day on both
-// engines.
+// runs that were not proxied but reported their own usage. A proxied run whose cost is the agent's own
+// figure (the proxy could not price all of its requests) counts that figure once, not its requests' costs.
+// A request or run nobody priced counts in `unpriced`, never as $0. `substr(…, 1, 10)` of an ISO-8601 UTC
+// timestamp is its day on both engines.
 import type { UsageNumbers } from '../../core/api-types.js'
 import type { UsageTotals } from '../../core/events.js'
 import { fromJson, type RepositoryContext, toCount } from './context.js'
