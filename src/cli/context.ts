@@ -35,7 +35,7 @@ export async function openRuntime(
   options: GlobalOptions & { nodeId?: string | undefined; agentLauncher?: boolean },
   defaults: { logLevel: LogLevel } = { logLevel: 'warn' },
 ): Promise<Runtime> {
-  const project = findProject(io.cwd)
+  const project = findProject(io.cwd, io.env)
   const config = await loadConfigFile(project.configFile)
   return createRuntime({
     dataDir: resolveDataDir(options, io),

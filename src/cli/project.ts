@@ -1,5 +1,6 @@
 // Finding the project and its hangar.yaml the way git finds .git: walk up from the working directory.
-// The project is the directory holding hangar.yaml; else the git root; else the working directory.
+// The project is the directory holding hangar.yaml; else the git root; else the working directory. Like git,
+// the walk stops below each directory of GIT_CEILING_DIRECTORIES.
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -13,19 +14,34 @@ export interface Project {
   configFile: string | null
 }
 
-function findUp(start: string, entry: string): string | null {
+/**
+ * The directories the walk never goes up into, as git's GIT_CEILING_DIRECTORIES says (absolute paths, colon
+ * separated): a hangar.yaml or .git above one of them is not this directory's project.
+ */
+function ceilingsOf(env: NodeJS.ProcessEnv): Set<string> {
+  const list = env.GIT_CEILING_DIRECTORIES ?? ''
+  return new Set(
+    list
+      .split(':')
+      .filter((entry) => path.isAbsolute(entry))
+      .map((entry) => path.resolve(entry)),
+  )
+}
+
+function findUp(start: string, entry: string, ceilings: Set<string>): string | null {
   let directory = path.resolve(start)
   for (;;) {
     if (existsSync(path.join(directory, entry))) return directory
     const parent = path.dirname(directory)
-    if (parent === directory) return null
+    if (parent === directory || ceilings.has(parent)) return null
     directory = parent
   }
 }
 
-export function findProject(cwd: string): Project {
-  const withConfig = findUp(cwd, 'hangar.yaml')
-  const dir = withConfig ?? findUp(cwd, '.git') ?? path.resolve(cwd)
+export function findProject(cwd: string, env: NodeJS.ProcessEnv = process.env): Project {
+  const ceilings = ceilingsOf(env)
+  const withConfig = findUp(cwd, 'hangar.yaml', ceilings)
+  const dir = withConfig ?? findUp(cwd, '.git', ceilings) ?? path.resolve(cwd)
   return {
     dir,
     name: path.basename(dir),

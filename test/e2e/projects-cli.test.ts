@@ -31,7 +31,12 @@ describe.each(STORE_ENGINES)('hangar projects ($name)', { timeout: 120_000 }, (e
     repo = path.join(work, 'repo')
     await mkdir(repo, { recursive: true })
     gitRepo(repo)
-    env = cleanEnv({ PATH: [path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'), HOME: root })
+    env = cleanEnv({
+      PATH: [path.dirname(process.execPath), '/usr/bin', '/bin'].join(':'),
+      HOME: root,
+      // What lies above this test's directory is not its project: another test may hold a .git there a moment.
+      GIT_CEILING_DIRECTORIES: path.dirname(root),
+    })
     globals = ['--data-dir', path.join(root, 'data')]
     if (engine.name === 'postgres') globals.push('--database', await freshPostgresUrl({ migrated: true }))
   })

@@ -30,7 +30,7 @@ async function runChecks(io: CliIo, globals: GlobalOptions): Promise<DoctorCheck
   const checks: DoctorCheck[] = [nodeVersionCheck()]
   const dataDir = resolveDataDir(globals, io)
 
-  const project = findProject(io.cwd)
+  const project = findProject(io.cwd, io.env)
   try {
     await loadConfigFile(project.configFile)
     checks.push({
