@@ -15,6 +15,7 @@ describe('findProject', () => {
     await mkdir(inner, { recursive: true })
     await writeFile(path.join(root, 'hangar.yaml'), 'agents: {}\n')
     await mkdir(path.join(root, 'outer', '.git'))
+    await writeFile(path.join(root, 'outer', '.git', 'HEAD'), 'ref: refs/heads/main\n')
   })
   afterEach(() => rm(root, { recursive: true, force: true }))
 
@@ -29,5 +30,16 @@ describe('findProject', () => {
       name: 'inner',
       configFile: null,
     })
+  })
+
+  it("walks past an empty .git, as git does (Codex's sandbox mounts one over /tmp/.git while it runs a command)", async () => {
+    const ceiling = { GIT_CEILING_DIRECTORIES: root }
+    const empty = path.join(inner, '.git')
+    await mkdir(empty)
+    expect(findProject(inner, ceiling).dir).toBe(path.join(root, 'outer'))
+    await rm(empty, { recursive: true })
+    // A worktree's .git is a file pointing at its git dir.
+    await writeFile(empty, `gitdir: ${path.join(root, 'outer', '.git', 'worktrees', 'inner')}\n`)
+    expect(findProject(inner, ceiling).dir).toBe(inner)
   })
 })

@@ -1,7 +1,10 @@
 // Finding the project and its hangar.yaml the way git finds .git: walk up from the working directory.
 // The project is the directory holding hangar.yaml; else the git root; else the working directory. Like git,
-// the walk stops below each directory of GIT_CEILING_DIRECTORIES.
-import { existsSync } from 'node:fs'
+// the walk stops below each directory of GIT_CEILING_DIRECTORIES, and takes a `.git` only when it is a
+// repository: a directory with a HEAD, or a file (a worktree's or submodule's pointer). An empty `.git` is
+// not one: Codex's sandbox mounts an empty, read-only `.git` over each writable root it grants, /tmp among
+// them, for as long as a command of its runs, and that mount point is an empty /tmp/.git on the host.
+import { existsSync, statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { defaultConfig, type HangarConfig, parseConfig } from '../core/config.js'
@@ -28,10 +31,18 @@ function ceilingsOf(env: NodeJS.ProcessEnv): Set<string> {
   )
 }
 
+/** Whether `directory` holds hangar.yaml (`entry`), or a git repository's `.git`. */
+function holds(directory: string, entry: string): boolean {
+  const file = path.join(directory, entry)
+  if (entry !== '.git') return existsSync(file)
+  const found = statSync(file, { throwIfNoEntry: false })
+  return found !== undefined && (found.isFile() || existsSync(path.join(file, 'HEAD')))
+}
+
 function findUp(start: string, entry: string, ceilings: Set<string>): string | null {
   let directory = path.resolve(start)
   for (;;) {
-    if (existsSync(path.join(directory, entry))) return directory
+    if (holds(directory, entry)) return directory
     const parent = path.dirname(directory)
     if (parent === directory || ceilings.has(parent)) return null
     directory = parent

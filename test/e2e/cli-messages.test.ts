@@ -41,6 +41,7 @@ describe('cli messages', () => {
     const dir = await makeTempDir()
     const inside = path.join(dir, 'data')
     await mkdir(path.join(dir, '.git'))
+    await writeFile(path.join(dir, '.git', 'HEAD'), 'ref: refs/heads/main\n')
     const result = await runHangar(['runs', 'list', '--data-dir', inside], { cwd: dir })
     expect(result.code).toBe(2)
     expectHangarError(result.stderr, /inside the project .*; keep the data dir outside the project/)
