@@ -2,6 +2,7 @@
 // at once when drained (a budget check, a run's end, a stop).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createAfterAnswerQueue } from './after-answer-queue.js'
+import { proxyBookkeepingRan, type ProxyWorkMessage } from './proxy-timing.js'
 
 describe('after-answer queue', () => {
   it('does nothing on add, and everything in order on its own a moment later', async () => {
@@ -20,6 +21,24 @@ describe('after-answer queue', () => {
     })
     expect(done).toEqual([1, 2])
     expect(queue.size).toBe(0)
+  })
+
+  it('tells a subscriber of its diagnostics channel when each drain with work ran, and how many items', () => {
+    const drains: ProxyWorkMessage[] = []
+    const listen = (message: unknown) => drains.push(message as ProxyWorkMessage)
+    proxyBookkeepingRan.subscribe(listen)
+    try {
+      const queue = createAfterAnswerQueue<number>({ work: () => {}, onError: () => {}, delayMs: 10 })
+      queue.drain()
+      expect(drains).toEqual([])
+      queue.add(1)
+      queue.add(2)
+      queue.drain()
+      expect(drains).toEqual([{ startedAt: expect.any(Number), endedAt: expect.any(Number), items: 2 }])
+      expect(drains[0]!.endedAt).toBeGreaterThanOrEqual(drains[0]!.startedAt)
+    } finally {
+      proxyBookkeepingRan.unsubscribe(listen)
+    }
   })
 
   it('does everything held at once when drained, and each item once', async () => {

@@ -20,6 +20,8 @@
 // its item is queued, so the next request of a spent budget is refused without its predecessor's
 // bookkeeping done.
 
+import { proxyBookkeepingRan, type ProxyWorkMessage } from './proxy-timing.js'
+
 /** The longest the work is held while requests are in flight (it counts in a crash's loss: README). */
 export const MAX_HOLD_MS = 5
 
@@ -77,6 +79,7 @@ export function createAfterAnswerQueue<T>(options: {
     // Taken whole first: work that adds (it never does today) goes to the next batch, not into this loop.
     const batch = items
     items = []
+    const startedAt = batch.length > 0 && proxyBookkeepingRan.hasSubscribers ? performance.now() : undefined
     for (const item of batch) {
       try {
         options.work(item)
@@ -84,12 +87,18 @@ export function createAfterAnswerQueue<T>(options: {
         options.onError(error)
       }
     }
-    if (batch.length === 0 || !options.afterDrain) return
-    try {
-      options.afterDrain()
-    } catch (error) {
-      options.onError(error)
-    }
+    if (batch.length > 0 && options.afterDrain)
+      try {
+        options.afterDrain()
+      } catch (error) {
+        options.onError(error)
+      }
+    if (startedAt !== undefined)
+      proxyBookkeepingRan.publish({
+        startedAt,
+        endedAt: performance.now(),
+        items: batch.length,
+      } satisfies ProxyWorkMessage)
   }
 
   return {

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { proxyRequestRow } from '../../test/helpers/proxy-request-row.js'
 import { STORE_ENGINES, type TestStore } from '../../test/helpers/store-engines.js'
 import { silentLogger } from '../core/logger.js'
+import { proxyRequestLogWritten, type ProxyWorkMessage } from './proxy-timing.js'
 import { createRequestLogWriter, type RequestLogWriter } from './request-log-writer.js'
 
 describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
@@ -81,6 +82,23 @@ describe.each(STORE_ENGINES)('request log writer ($name)', (engine) => {
     await writer.flush()
     expect(await stored()).toBe(5)
     expect(batches).toHaveBeenCalledTimes(1)
+  })
+
+  it('tells a subscriber of its diagnostics channel when each batch was written, and how many rows', async () => {
+    writer = createRequestLogWriter({ store: testStore.store, log: silentLogger, flushMs: 600_000 })
+    const written: ProxyWorkMessage[] = []
+    const listen = (message: unknown) => written.push(message as ProxyWorkMessage)
+    proxyRequestLogWritten.subscribe(listen)
+    try {
+      const before = performance.now()
+      for (let i = 0; i < 3; i++) writer.add(userId, row())
+      await writer.flush()
+      expect(written).toEqual([{ startedAt: expect.any(Number), endedAt: expect.any(Number), items: 3 }])
+      expect(written[0]!.startedAt).toBeGreaterThanOrEqual(before)
+      expect(written[0]!.endedAt).toBeGreaterThanOrEqual(written[0]!.startedAt)
+    } finally {
+      proxyRequestLogWritten.unsubscribe(listen)
+    }
   })
 
   it('stores a large batch, for every user in it, in one statement', async () => {

@@ -14,6 +14,7 @@
 import type { Logger } from '../core/logger.js'
 import type { NewProxyRequest } from '../store/repositories/proxy-requests-repository.js'
 import type { Store } from '../store/store.js'
+import { proxyRequestLogWritten, type ProxyWorkMessage } from './proxy-timing.js'
 
 /**
  * On PostgreSQL a batch is a round trip, three statements parsed and planned, a COPY set up and a backend
@@ -62,6 +63,17 @@ export function createRequestLogWriter(options: {
 
   async function write(batch: { userId: string; row: NewProxyRequest }[]): Promise<void> {
     if (batch.length === 0) return
+    const startedAt = proxyRequestLogWritten.hasSubscribers ? performance.now() : undefined
+    await storeBatch(batch)
+    if (startedAt !== undefined)
+      proxyRequestLogWritten.publish({
+        startedAt,
+        endedAt: performance.now(),
+        items: batch.length,
+      } satisfies ProxyWorkMessage)
+  }
+
+  async function storeBatch(batch: { userId: string; row: NewProxyRequest }[]): Promise<void> {
     try {
       // The whole batch in one statement (one transaction), all or none.
       await store.proxyRequestLog.recordMany(batch)
