@@ -105,6 +105,11 @@ function overlaps(spans, from, to) {
   return false
 }
 
+/**
+ * How far two processes' monotonic clocks were seen to disagree (kvm-clock, one vCPU to the other): a request
+ * may seem to reach its server that much before it was sent.
+ */
+const CLOCKS_AGREE_MS = 0.05
 const ms = (value) => value.toFixed(3)
 const PARTS = ['arrival', 'own', 'upstream', 'leave']
 const direct = sent.get('direct').map(([, took]) => took)
@@ -115,7 +120,7 @@ for (const role of roles) {
   const { requests, gcs, bookkeeping, requestLog } = traces.get(role)
   const rows = []
   for (const [at, took] of sent.get(role)) {
-    const served = requests[firstFrom(requests, at)]
+    const served = requests[firstFrom(requests, at - CLOCKS_AGREE_MS)]
     if (!served || served[0] > at + took) continue
     const forwarded = mock[firstFrom(mock, served[0])]
     const upstreamMs = forwarded && forwarded[1] <= served[1] ? forwarded[1] - forwarded[0] : 0
