@@ -31,18 +31,24 @@ function ceilingsOf(env: NodeJS.ProcessEnv): Set<string> {
   )
 }
 
-/** Whether `directory` holds hangar.yaml (`entry`), or a git repository's `.git`. */
-function holds(directory: string, entry: string): boolean {
-  const file = path.join(directory, entry)
-  if (entry !== '.git') return existsSync(file)
-  const found = statSync(file, { throwIfNoEntry: false })
-  return found !== undefined && (found.isFile() || existsSync(path.join(file, 'HEAD')))
+/** A git repository's root: its `.git` is a directory with a HEAD, or a file (a worktree's pointer). */
+function isGitRoot(directory: string): boolean {
+  const dotGit = path.join(directory, '.git')
+  const found = statSync(dotGit, { throwIfNoEntry: false })
+  return found !== undefined && (found.isFile() || existsSync(path.join(dotGit, 'HEAD')))
 }
 
-function findUp(start: string, entry: string, ceilings: Set<string>): string | null {
+const hasConfig = (directory: string) => existsSync(path.join(directory, 'hangar.yaml'))
+
+/** The nearest directory from `start` up that `matches`, below the ceilings. */
+function findUp(
+  start: string,
+  matches: (directory: string) => boolean,
+  ceilings: Set<string>,
+): string | null {
   let directory = path.resolve(start)
   for (;;) {
-    if (holds(directory, entry)) return directory
+    if (matches(directory)) return directory
     const parent = path.dirname(directory)
     if (parent === directory || ceilings.has(parent)) return null
     directory = parent
@@ -51,8 +57,8 @@ function findUp(start: string, entry: string, ceilings: Set<string>): string | n
 
 export function findProject(cwd: string, env: NodeJS.ProcessEnv = process.env): Project {
   const ceilings = ceilingsOf(env)
-  const withConfig = findUp(cwd, 'hangar.yaml', ceilings)
-  const dir = withConfig ?? findUp(cwd, '.git', ceilings) ?? path.resolve(cwd)
+  const withConfig = findUp(cwd, hasConfig, ceilings)
+  const dir = withConfig ?? findUp(cwd, isGitRoot, ceilings) ?? path.resolve(cwd)
   return {
     dir,
     name: path.basename(dir),

@@ -20,7 +20,7 @@
 // its item is queued, so the next request of a spent budget is refused without its predecessor's
 // bookkeeping done.
 
-import { proxyBookkeepingRan, type ProxyWorkMessage } from './proxy-timing.js'
+import { proxyBookkeepingRan, workEnded, workStarted } from './proxy-timing.js'
 
 /** The longest the work is held while requests are in flight (it counts in a crash's loss: README). */
 export const MAX_HOLD_MS = 5
@@ -79,7 +79,7 @@ export function createAfterAnswerQueue<T>(options: {
     // Taken whole first: work that adds (it never does today) goes to the next batch, not into this loop.
     const batch = items
     items = []
-    const startedAt = batch.length > 0 && proxyBookkeepingRan.hasSubscribers ? performance.now() : undefined
+    const startedAt = batch.length > 0 ? workStarted(proxyBookkeepingRan) : undefined
     for (const item of batch) {
       try {
         options.work(item)
@@ -93,12 +93,7 @@ export function createAfterAnswerQueue<T>(options: {
       } catch (error) {
         options.onError(error)
       }
-    if (startedAt !== undefined)
-      proxyBookkeepingRan.publish({
-        startedAt,
-        endedAt: performance.now(),
-        items: batch.length,
-      } satisfies ProxyWorkMessage)
+    workEnded(proxyBookkeepingRan, startedAt, batch.length)
   }
 
   return {

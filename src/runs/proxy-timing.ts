@@ -3,7 +3,7 @@
 // pipeline's stages are (event-timing). A request that arrives while it runs waits for it. Nothing is
 // published while nobody subscribes, and only the process's own code can subscribe (the tool preloads
 // scripts/bench-proxy-trace.mjs), so a daemon pays a `hasSubscribers` check per batch.
-import diagnostics from 'node:diagnostics_channel'
+import diagnostics, { type Channel } from 'node:diagnostics_channel'
 
 /** The proxy's after-answer bookkeeping (after-answer-queue) ran: one drain of its held items. */
 export const proxyBookkeepingRan = diagnostics.channel('hangar:proxy-bookkeeping')
@@ -19,4 +19,15 @@ export interface ProxyWorkMessage {
   startedAt: number
   endedAt: number
   items: number
+}
+
+/** When a piece of work starts: the time, or undefined while nobody listens on `channel` (nothing to publish). */
+export function workStarted(channel: Channel): number | undefined {
+  return channel.hasSubscribers ? performance.now() : undefined
+}
+
+/** Publishes the work begun at `startedAt` (workStarted's) as ended now, when someone listened then. */
+export function workEnded(channel: Channel, startedAt: number | undefined, items: number): void {
+  if (startedAt === undefined) return
+  channel.publish({ startedAt, endedAt: performance.now(), items } satisfies ProxyWorkMessage)
 }

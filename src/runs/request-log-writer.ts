@@ -14,7 +14,7 @@
 import type { Logger } from '../core/logger.js'
 import type { NewProxyRequest } from '../store/repositories/proxy-requests-repository.js'
 import type { Store } from '../store/store.js'
-import { proxyRequestLogWritten, type ProxyWorkMessage } from './proxy-timing.js'
+import { proxyRequestLogWritten, workEnded, workStarted } from './proxy-timing.js'
 
 /**
  * On PostgreSQL a batch is a round trip, three statements parsed and planned, a COPY set up and a backend
@@ -63,14 +63,9 @@ export function createRequestLogWriter(options: {
 
   async function write(batch: { userId: string; row: NewProxyRequest }[]): Promise<void> {
     if (batch.length === 0) return
-    const startedAt = proxyRequestLogWritten.hasSubscribers ? performance.now() : undefined
+    const startedAt = workStarted(proxyRequestLogWritten)
     await storeBatch(batch)
-    if (startedAt !== undefined)
-      proxyRequestLogWritten.publish({
-        startedAt,
-        endedAt: performance.now(),
-        items: batch.length,
-      } satisfies ProxyWorkMessage)
+    workEnded(proxyRequestLogWritten, startedAt, batch.length)
   }
 
   async function storeBatch(batch: { userId: string; row: NewProxyRequest }[]): Promise<void> {
