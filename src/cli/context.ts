@@ -36,7 +36,7 @@ export async function openRuntime(
   defaults: { logLevel: LogLevel } = { logLevel: 'warn' },
 ): Promise<Runtime> {
   const project = findProject(io.cwd, io.env)
-  const config = await loadConfigFile(project.configFile)
+  const config = await loadConfigFile(project.configFile, io.env)
   return createRuntime({
     dataDir: resolveDataDir(options, io),
     databaseUrl: resolveDatabaseUrl(options, io),

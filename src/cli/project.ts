@@ -4,8 +4,9 @@
 // repository: a directory with a HEAD, or a file (a worktree's or submodule's pointer). An empty `.git` is
 // not one: Codex's sandbox mounts an empty, read-only `.git` over each writable root it grants, /tmp among
 // them, for as long as a command of its runs, and that mount point is an empty /tmp/.git on the host.
+// A hangar.yaml is taken only from a user who could run this Hangar's agents anyway (see `loadConfigFile`).
 import { existsSync, statSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { open } from 'node:fs/promises'
 import path from 'node:path'
 import { defaultConfig, type HangarConfig, parseConfig } from '../core/config.js'
 import { AppError } from '../core/errors.js'
@@ -66,19 +67,64 @@ export function findProject(cwd: string, env: NodeJS.ProcessEnv = process.env): 
   }
 }
 
-export async function loadConfigFile(file: string | null): Promise<HangarConfig> {
+/** Who runs this process, for the owner check of hangar.yaml: its effective uid, and the environment (SUDO_UID). */
+export interface ConfigReader {
+  env: NodeJS.ProcessEnv
+  /** Undefined where there are no uids (Windows): no owner check then. */
+  uid: number | undefined
+}
+
+/**
+ * Why a hangar.yaml with this owner and mode may not configure this process, or undefined when it may. It
+ * says which services its agents reach, with which credentials (`bearerEnv`): a file another local user can
+ * write (say a /tmp/hangar.yaml above the working directory) would hand them those. So, as git refuses a
+ * repository of another user and sshd a writable authorized_keys: the file must be the reader's or root's
+ * (root can change anything anyway), under sudo the invoking user's too (SUDO_UID, as git allows), and not
+ * writable by everyone.
+ */
+export function untrustedConfig(owner: number, mode: number, reader: ConfigReader): string | undefined {
+  if (reader.uid === undefined) return undefined
+  const sudoUid = reader.uid === 0 ? Number(reader.env.SUDO_UID) : Number.NaN
+  if (owner !== reader.uid && owner !== 0 && owner !== sudoUid)
+    return `belongs to another user (uid ${owner}), who could change what your agents run with`
+  if ((mode & 0o002) !== 0) return 'can be changed by every user of this machine (it is world-writable)'
+  return undefined
+}
+
+export async function loadConfigFile(
+  file: string | null,
+  env: NodeJS.ProcessEnv = process.env,
+  /** The effective uid to check the file's owner against (a test's stand-in for another user). */
+  uid: number | undefined = process.geteuid?.(),
+): Promise<HangarConfig> {
   if (!file) return defaultConfig()
-  let text: string
+  const reader: ConfigReader = { env, uid }
+  const cannotRead = (error: NodeJS.ErrnoException) =>
+    new AppError('config_invalid', `cannot read ${file} (${error.code ?? 'error'})`, {
+      hint: 'check the file permissions',
+    })
+  // Checked and read through one handle: the file checked is the file read.
+  const handle = await open(file, 'r').catch((error) => {
+    throw cannotRead(error)
+  })
   try {
-    text = await readFile(file, 'utf8')
-  } catch (error) {
-    throw new AppError(
-      'config_invalid',
-      `cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-      {
-        hint: 'check the file permissions',
-      },
-    )
+    const { uid: owner, mode } = await handle.stat()
+    const untrusted = untrustedConfig(owner, mode, reader)
+    if (untrusted) {
+      const hint =
+        untrustedConfig(owner, 0, reader) === undefined
+          ? `if its content is yours, make it writable by you only: chmod o-w ${file}`
+          : `if you wrote it, make it yours with sudo chown "$(id -u)" ${file}, else delete it or give your project a hangar.yaml of its own: the nearest one above the working directory wins`
+      throw new AppError('config_invalid', `refusing ${file}: it ${untrusted}`, {
+        hint,
+        details: { file, owner },
+      })
+    }
+    const text = await handle.readFile('utf8').catch((error) => {
+      throw cannotRead(error)
+    })
+    return parseConfig(text, file)
+  } finally {
+    await handle.close()
   }
-  return parseConfig(text, file)
 }

@@ -32,7 +32,7 @@ async function runChecks(io: CliIo, globals: GlobalOptions): Promise<DoctorCheck
 
   const project = findProject(io.cwd, io.env)
   try {
-    await loadConfigFile(project.configFile)
+    await loadConfigFile(project.configFile, io.env)
     checks.push({
       name: 'config',
       status: 'ok',

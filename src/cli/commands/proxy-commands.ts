@@ -27,7 +27,7 @@ function checkProfile(name: string, profiles: readonly string[]): void {
 /** The daemon's 404 for a profile, said as the CLI says it when it checks hangar.yaml itself. */
 async function asUnknownProfile(error: unknown, name: string, io: CliIo): Promise<never> {
   if (!(error instanceof AppError) || error.code !== 'not_found') throw error
-  const config = await loadConfigFile(findProject(io.cwd, io.env).configFile)
+  const config = await loadConfigFile(findProject(io.cwd, io.env).configFile, io.env)
   throw unknownProfile(name, Object.keys(config.agents))
 }
 
