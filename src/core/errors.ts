@@ -32,7 +32,7 @@ export const ERROR_CODES = [
   'database_url_invalid',
   // The database could not be reached or refused us; retrying later may work.
   'database_unavailable',
-  // The data directory cannot be created or written.
+  // The data directory cannot be created or written, or every user may write in it.
   'data_dir_unwritable',
   // No instance key is configured, so provider keys cannot be stored or read.
   'vault_unavailable',

@@ -1,8 +1,8 @@
-import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readdir, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { makeTempDir } from '../../test/helpers/store-engines.js'
-import { openDatabase, redactDatabaseUrl } from './open-database.js'
+import { openDatabase, ownerOnlyStoreFile, redactDatabaseUrl } from './open-database.js'
 import { openStore } from './store.js'
 
 describe('open-database', () => {
@@ -46,6 +46,37 @@ describe('open-database', () => {
       await chmod(readOnly, 0o500)
       await expect(openDatabase({ dataDir: readOnly })).rejects.toMatchObject({ code: 'data_dir_unwritable' })
     }
+  })
+
+  it('refuses a data dir that every user may write in, sticky or not, and writes nothing there', async () => {
+    const dataDir = path.join(await makeTempDir(), 'shared')
+    await mkdir(dataDir)
+    for (const mode of [0o777, 0o1777, 0o703]) {
+      await chmod(dataDir, mode)
+      await expect(openStore({ dataDir })).rejects.toMatchObject({
+        code: 'data_dir_unwritable',
+        message: expect.stringContaining('every user of this machine may write in it'),
+        hint: expect.stringContaining(`chmod 700 ${dataDir}`),
+      })
+      expect(await readdir(dataDir)).toEqual([])
+    }
+  })
+
+  it("makes the SQLite store its owner's alone, and narrows one an earlier version left readable", async () => {
+    const dir = await makeTempDir()
+    const file = path.join(dir, 'hangar.db')
+    const mode = async (name: string) => (await stat(name)).mode & 0o777
+    await ownerOnlyStoreFile(file)
+    expect(await mode(file)).toBe(0o600)
+    await writeFile(`${file}-wal`, '')
+    await chmod(file, 0o644)
+    await chmod(`${file}-wal`, 0o664)
+    await ownerOnlyStoreFile(file)
+    expect([await mode(file), await mode(`${file}-wal`)]).toEqual([0o600, 0o600])
+    // Narrowed, not widened.
+    await chmod(file, 0o400)
+    await ownerOnlyStoreFile(file)
+    expect(await mode(file)).toBe(0o400)
   })
 
   it('refuses a file that is not a database and leaves it as it was', async () => {

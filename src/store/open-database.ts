@@ -3,7 +3,7 @@
 // echo a password from the URL.
 
 import { constants as fsConstants } from 'node:fs'
-import { access, mkdir } from 'node:fs/promises'
+import { access, chmod, mkdir, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type SqliteDatabase from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
@@ -66,9 +66,11 @@ export function redactDatabaseUrl(url: string): string {
 }
 
 export async function ensureDataDir(dataDir: string): Promise<void> {
+  let mode: number
   try {
     await mkdir(dataDir, { recursive: true, mode: 0o700 })
     await access(dataDir, fsConstants.W_OK | fsConstants.X_OK)
+    mode = (await stat(dataDir)).mode
   } catch (error) {
     throw new AppError(
       'data_dir_unwritable',
@@ -78,6 +80,31 @@ export async function ensureDataDir(dataDir: string): Promise<void> {
         cause: error,
       },
     )
+  }
+  // Another user could put files there before Hangar does, or swap its own (a daemon.json pointing the CLI,
+  // and the owner token it sends, at their process), sticky bit or not.
+  if ((mode & 0o002) !== 0)
+    throw new AppError(
+      'data_dir_unwritable',
+      `refusing the data dir ${dataDir}: every user of this machine may write in it, and could replace what Hangar keeps there`,
+      {
+        hint: `make it yours alone with chmod 700 ${dataDir}, or choose another with --data-dir or HANGAR_DATA_DIR`,
+      },
+    )
+}
+
+/**
+ * The SQLite store holds password hashes, sessions, transcripts and the audit log: its owner's alone, whatever
+ * the umask or the directory it is in (a `sqlite:` URL may name any). It is created 0600 before SQLite opens
+ * it, so its -wal and -shm, which SQLite makes with the database file's mode, are too; one made readable by
+ * others (by an earlier version: 0644 under the usual umask) is narrowed. Best effort: a file Hangar cannot
+ * change fails, if at all, where SQLite opens it.
+ */
+export async function ownerOnlyStoreFile(file: string): Promise<void> {
+  await writeFile(file, '', { flag: 'wx', mode: 0o600 }).catch(() => {})
+  for (const each of [file, `${file}-wal`, `${file}-shm`]) {
+    const found = await stat(each).catch(() => undefined)
+    if (found && (found.mode & 0o077) !== 0) await chmod(each, 0o600).catch(() => {})
   }
 }
 
@@ -115,6 +142,7 @@ function invalidUrl(url: string, expected: string): AppError {
 
 async function openSqlite(file: string, dataDir: string): Promise<DatabaseHandle> {
   await ensureDataDir(dataDir)
+  await ownerOnlyStoreFile(file)
   let sqlite: SqliteDatabase.Database
   try {
     sqlite = openSqliteFile(file)

@@ -1,13 +1,16 @@
-// A hangar.yaml says which services a project's agents reach and with which credentials (`bearerEnv`). The
-// CLI finds it by walking up from the working directory, so another local user who can write a directory
-// above it (/tmp) could plant one: the attack here. It is refused, as git refuses a repository of another
-// user, unless its owner is the user running Hangar or root (or, under sudo, the user who ran sudo), and
-// unless every user may write it.
-import { chmod, chown, mkdir, writeFile } from 'node:fs/promises'
+// Another user of the same machine, who can write where everyone may (/tmp), against someone running Hangar.
+// - A hangar.yaml says which services a project's agents reach and with which credentials (`bearerEnv`). The
+//   CLI finds it by walking up from the working directory, so they could plant one above it. It is refused, as
+//   git refuses a repository of another user, unless its owner is the user running Hangar or root (or, under
+//   sudo, the user who ran sudo), and unless every user may write it.
+// - The data dir holds the store (password hashes, sessions, transcripts), the keys and daemon.json, which
+//   tells the CLI where to send the owner's token. One every user may write is refused; the store is its
+//   owner's alone (0600) whatever the umask, where an earlier Hangar left it readable by all.
+import { chmod, chown, mkdir, readdir, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadConfigFile, untrustedConfig } from '../../src/cli/project.js'
-import { cleanEnv, runHangar } from '../helpers/hangar-cli.js'
+import { cleanEnv, runHangar, startDaemon } from '../helpers/hangar-cli.js'
 import { makeTempDir } from '../helpers/store-engines.js'
 
 const ANOTHER_USER = 4242
@@ -100,5 +103,44 @@ describe('untrustedConfig', () => {
     expect(untrustedConfig(0, 0o666, user(0))).toMatch(/world-writable/)
     expect(untrustedConfig(1000, 0o664, user(1000))).toBeUndefined()
     expect(untrustedConfig(1001, 0o666, { uid: undefined, env: {} })).toBeUndefined()
+  })
+})
+
+describe('a data dir other users may reach', () => {
+  it('is refused when every user may write in it, before anything is written there', async () => {
+    const dataDir = path.join(await makeTempDir(), 'shared')
+    await mkdir(dataDir)
+    // As /tmp is: world-writable, sticky or not.
+    for (const mode of [0o777, 0o1777]) {
+      await chmod(dataDir, mode)
+      const result = await runHangar(['runs', 'list', '--data-dir', dataDir], { env: cleanEnv() })
+      expect(result.code, result.stderr).toBe(1)
+      expect(result.stderr).toContain(
+        `refusing the data dir ${dataDir}: every user of this machine may write in it`,
+      )
+      expect(result.stderr).toContain(`chmod 700 ${dataDir}`)
+      expect(await readdir(dataDir)).toEqual([])
+    }
+    await chmod(dataDir, 0o755)
+    const taken = await runHangar(['runs', 'list', '--data-dir', dataDir], { env: cleanEnv() })
+    expect(taken.code, taken.stderr).toBe(0)
+  })
+
+  it("keeps the store, its WAL and shared memory to their owner, whatever the data dir's mode", async () => {
+    const dataDir = path.join(await makeTempDir(), 'readable')
+    await mkdir(dataDir, { mode: 0o755 })
+    const mode = async (name: string) => (await stat(path.join(dataDir, name))).mode & 0o777
+    const daemon = await startDaemon(['--data-dir', dataDir], { env: cleanEnv() })
+    try {
+      for (const name of ['hangar.db', 'hangar.db-wal', 'hangar.db-shm'])
+        expect(await mode(name), name).toBe(0o600)
+    } finally {
+      await daemon.stop()
+    }
+    // As an earlier Hangar left it: readable by everyone.
+    await chmod(path.join(dataDir, 'hangar.db'), 0o644)
+    const reopened = await runHangar(['runs', 'list', '--data-dir', dataDir], { env: cleanEnv() })
+    expect(reopened.code, reopened.stderr).toBe(0)
+    expect(await mode('hangar.db')).toBe(0o600)
   })
 })
