@@ -77,6 +77,9 @@ describe('open-database', () => {
     await chmod(file, 0o400)
     await ownerOnlyStoreFile(file)
     expect(await mode(file)).toBe(0o400)
+    await chmod(file, 0o444)
+    await ownerOnlyStoreFile(file)
+    expect(await mode(file)).toBe(0o400)
   })
 
   it('refuses a file that is not a database and leaves it as it was', async () => {

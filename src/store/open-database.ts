@@ -104,7 +104,8 @@ export async function ownerOnlyStoreFile(file: string): Promise<void> {
   await writeFile(file, '', { flag: 'wx', mode: 0o600 }).catch(() => {})
   for (const each of [file, `${file}-wal`, `${file}-shm`]) {
     const found = await stat(each).catch(() => undefined)
-    if (found && (found.mode & 0o077) !== 0) await chmod(each, 0o600).catch(() => {})
+    // The group's and others' bits dropped, the owner's kept: narrowed, never widened (0444 becomes 0400).
+    if (found && (found.mode & 0o077) !== 0) await chmod(each, found.mode & 0o700).catch(() => {})
   }
 }
 
